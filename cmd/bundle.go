@@ -1,0 +1,14 @@
+package cmd
+
+import "github.com/spf13/cobra"
+
+// newBundleCmd is the `bundle` command group. Subcommands live in one file each
+// (cmd/bundle_<sub>.go) and are added here.
+func newBundleCmd(io *IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "bundle",
+		Short: "Read and verify openadapt-flow bundles exactly as Flow does",
+	}
+	_ = io
+	return c
+}

@@ -1,0 +1,14 @@
+package cmd
+
+import "github.com/spf13/cobra"
+
+// newLedgerCmd is the `ledger` command group. Subcommands live in one file each
+// (cmd/ledger_<sub>.go) and are added here.
+func newLedgerCmd(io *IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "ledger",
+		Short: "Verify OpenAdapt's signed admission ledgers offline",
+	}
+	_ = io
+	return c
+}

@@ -1,0 +1,100 @@
+// Package cmd is the openadapt-agent command tree and the only front door to
+// the library packages. [Main] reads the process state; [Run] is pure and
+// never exits, so tests can drive it in process.
+package cmd
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+)
+
+// IO is what a command may use of the process: its streams and whether each
+// output stream is a terminal. Human niceties (progress, colour) appear only
+// when the stream is a terminal.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	OutTTY bool
+	ErrTTY bool
+}
+
+// Main runs the command line of the current process and returns its exit
+// code. SIGINT and SIGTERM cancel the command's context.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr)}
+	return run(ctx, os.Args[1:], io)
+}
+
+// Run runs the command line args with the given streams and returns the exit
+// code. It never calls os.Exit and never touches the process's own streams.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if stdin == nil {
+		stdin = eofReader{}
+	}
+	return run(ctx, args, &IO{In: stdin, Out: stdout, Err: stderr})
+}
+
+func run(ctx context.Context, args []string, io *IO) int {
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	printError(io.Err, err)
+	return exitCode(err)
+}
+
+func newRootCmd(io *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "openadapt-agent",
+		Short: "Governed agent access to OpenAdapt workflow bundles",
+		Long: `openadapt-agent is the agent-facing side of OpenAdapt: a local stdio MCP server
+for verified workflow bundles, Agent Skills that wrap them, offline verification
+of OpenAdapt's signed admission ledgers, and bundle verification exactly as
+openadapt-flow does it.`,
+		Version:           buildinfo.Version(),
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		DisableAutoGenTag: true,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	root.SetVersionTemplate("openadapt-agent {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.CompletionOptions.HiddenDefaultCmd = true
+
+	root.AddCommand(
+		newVersionCmd(io),
+		newBundleCmd(io),
+		newLedgerCmd(io),
+		newSkillCmd(io),
+		newServeCmd(io),
+		newDoctorCmd(io),
+	)
+	// Unknown commands are usage errors, not silent help.
+	for _, c := range append(root.Commands(), root) {
+		if c.HasSubCommands() && c.RunE == nil && c.Run == nil {
+			c.Args = asUsage(cobra.NoArgs)
+			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		}
+	}
+	return root
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

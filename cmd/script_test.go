@@ -1,0 +1,46 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
+)
+
+// TestMain lets the test binary double as the programs that scripts exec:
+// testscript copies it into a bin/ folder on PATH under each name below.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"openadapt-agent": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScript runs the CLI contract in testdata/script/*.txtar.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "../testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       testutil.Update(),
+		Setup: func(env *testscript.Env) error {
+			// Scripts see the repository's testdata as $TESTDATA.
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env.Setenv("TESTDATA", wd+"/../testdata")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"openadapt-agent-inproc": func(ts *testscript.TestScript, neg bool, args []string) {
+				code := Run(context.Background(), args, nil, ts.Stdout(), ts.Stderr())
+				if (code != 0) != neg {
+					ts.Fatalf("openadapt-agent-inproc exited %d", code)
+				}
+			},
+		},
+	})
+}

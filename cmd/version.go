@@ -1,0 +1,40 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+)
+
+// versionMediaType identifies the `version --json` document.
+const versionMediaType = "application/vnd.openadapt-agent.version+json;version=1"
+
+func newVersionCmd(io *IO) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of openadapt-agent",
+		Args:  noArgs(),
+		RunE: func(*cobra.Command, []string) error {
+			if !asJSON {
+				_, err := fmt.Fprintf(io.Out, "openadapt-agent %s\n", buildinfo.Version())
+				return err
+			}
+			doc := struct {
+				MediaType string `json:"mediaType"`
+				Version   string `json:"version"`
+				Go        string `json:"go"`
+				Platform  string `json:"platform"`
+			}{versionMediaType, buildinfo.Version(), buildinfo.GoVersion(), runtime.GOOS + "/" + runtime.GOARCH}
+			enc := json.NewEncoder(io.Out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(doc)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return c
+}
