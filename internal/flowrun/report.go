@@ -1,0 +1,128 @@
+package flowrun
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MaxReportSize is the largest report.json the agent reads (mcp-surface.md
+// §5.3: "report.json is a regular file per lstat, not a symlink, and ≤ 16 MiB").
+const MaxReportSize = 16 << 20
+
+// ReadReport reads <runsDir>/<runID>/report.json with the path safety rules
+// of mcp-surface.md §5.3:
+//   - the runs root is a directory, not a symlink;
+//   - <runsDir>/<runID> is a directory per lstat, not a symlink, whose
+//     resolved path lies strictly inside the resolved root;
+//   - report.json is a regular file per lstat (opened without following
+//     symlinks and re-checked after opening) of at most [MaxReportSize] bytes
+//     holding a JSON object.
+//
+// An absent run directory or report.json gives [ReportAbsent] and a nil
+// error ("no report" for classification). Every other failure gives
+// [ReportUnusable] and an error wrapping [ErrReport] ([ErrUnsafePath],
+// [ErrReportTooLarge], [ErrReportSyntax]) or the OS error. runID must satisfy
+// [ValidRunID] (else [ErrInvalidRequest]), so it can never name another path.
+func ReadReport(runsDir, runID string) ([]byte, ReportState, error) {
+	if !ValidRunID(runID) {
+		return nil, ReportUnusable, fmt.Errorf("%w: malformed run id", ErrInvalidRequest)
+	}
+	fi, err := os.Lstat(runsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ReportAbsent, nil
+	}
+	if err != nil {
+		return nil, ReportUnusable, fmt.Errorf("%w: runs root: %w", ErrReport, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return nil, ReportUnusable, fmt.Errorf("%w: runs root is not a plain directory", ErrUnsafePath)
+	}
+	runDir := filepath.Join(runsDir, runID)
+	fi, err = os.Lstat(runDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ReportAbsent, nil
+	}
+	if err != nil {
+		return nil, ReportUnusable, fmt.Errorf("%w: run directory: %w", ErrReport, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return nil, ReportUnusable, fmt.Errorf("%w: run directory is not a plain directory", ErrUnsafePath)
+	}
+	if err := insideRoot(runsDir, runDir); err != nil {
+		return nil, ReportUnusable, err
+	}
+	data, err := readRegular(filepath.Join(runDir, "report.json"), MaxReportSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ReportAbsent, nil
+	}
+	if err != nil {
+		return nil, ReportUnusable, err
+	}
+	if _, ok := parseObject(data); !ok {
+		return nil, ReportUnusable, fmt.Errorf("%w: not a JSON object", ErrReportSyntax)
+	}
+	return data, ReportPresent, nil
+}
+
+// insideRoot checks that dir resolves strictly inside root.
+func insideRoot(root, dir string) error {
+	rr, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("%w: resolving runs root: %w", ErrReport, err)
+	}
+	rd, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("%w: resolving run directory: %w", ErrReport, err)
+	}
+	rel, err := filepath.Rel(rr, rd)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%w: run directory outside the runs root", ErrUnsafePath)
+	}
+	return nil
+}
+
+// readRegular reads a regular, non-symlink file of at most limit bytes. A
+// missing file gives an error wrapping fs.ErrNotExist.
+func readRegular(path string, limit int64) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrReport, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: report.json is not a regular file", ErrUnsafePath)
+	}
+	if fi.Size() > limit {
+		return nil, ErrReportTooLarge
+	}
+	f, err := openNoFollow(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrUnsafePath, err)
+	}
+	defer f.Close()
+	fi2, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrReport, err)
+	}
+	if !fi2.Mode().IsRegular() || !os.SameFile(fi, fi2) {
+		return nil, fmt.Errorf("%w: report.json changed while opening", ErrUnsafePath)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrReport, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, ErrReportTooLarge
+	}
+	return data, nil
+}
