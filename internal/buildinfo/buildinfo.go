@@ -5,13 +5,29 @@
 //	-ldflags "-X github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo.version=v1.2.3"
 //
 // Other builds fall back to the module version recorded by the Go toolchain
-// (for example by `go install …@v1.2.3`), and finally to "devel".
+// (for example by `go install …@v1.2.3`), and finally to the embedded VERSION
+// file.
+//
+// VERSION is the project's one source of truth for the release version:
+// server.json (MCP registry), manifest.json (MCPB) and the release tag must
+// all equal it, which tests in cmd enforce.
 package buildinfo
 
 import (
+	_ "embed"
 	"runtime/debug"
+	"strings"
 	"sync"
 )
+
+// file holds the bytes of the VERSION file next to this package.
+//
+//go:embed VERSION
+var file string
+
+// File returns the release version recorded in the VERSION file, for example
+// "0.1.0". It is what server.json, manifest.json and the release tag carry.
+func File() string { return strings.TrimSpace(file) }
 
 // version is set by the linker for release builds. Keep it a plain string
 // variable: -X only works on those.
@@ -23,11 +39,11 @@ var fallback = sync.OnceValue(func() string {
 			return v
 		}
 	}
-	return "devel"
+	return File()
 })
 
 // Version returns the version of this binary: the ldflags value when set,
-// else the main module version from the build info, else "devel".
+// else the main module version from the build info, else [File].
 func Version() string {
 	if version != "" {
 		return version

@@ -1,6 +1,10 @@
 package buildinfo
 
-import "testing"
+import (
+	"os"
+	"regexp"
+	"testing"
+)
 
 func TestVersionPrefersLdflags(t *testing.T) {
 	old := version
@@ -13,5 +17,38 @@ func TestVersionPrefersLdflags(t *testing.T) {
 	version = "v9.9.9-test"
 	if got := Version(); got != "v9.9.9-test" {
 		t.Fatalf("Version() = %q, want the ldflags value %q", got, "v9.9.9-test")
+	}
+}
+
+// semver is the shape the VERSION file must have: MAJOR.MINOR.PATCH with an
+// optional pre-release, and no leading "v" (goreleaser's {{.Version}} and the
+// MCP registry both use the bare form).
+var semver = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+
+func TestFileIsSemver(t *testing.T) {
+	if got := File(); !semver.MatchString(got) {
+		t.Fatalf("VERSION = %q, want MAJOR.MINOR.PATCH without a leading v", got)
+	}
+}
+
+func TestFallbackIsFile(t *testing.T) {
+	old := version
+	t.Cleanup(func() { version = old })
+	version = ""
+	// Test binaries have no main module version, so the fallback is VERSION.
+	if got := Version(); got != File() {
+		t.Fatalf("Version() without ldflags = %q, want the VERSION file %q", got, File())
+	}
+}
+
+// TestReleaseTag is run by goreleaser's before hook with the tag being
+// released: a release whose tag differs from VERSION stops there.
+func TestReleaseTag(t *testing.T) {
+	tag := os.Getenv("OPENADAPT_RELEASE_TAG")
+	if tag == "" {
+		t.Skip("OPENADAPT_RELEASE_TAG is not set (only release builds set it)")
+	}
+	if want := "v" + File(); tag != want {
+		t.Fatalf("release tag %q does not match VERSION (want %q); bump internal/buildinfo/VERSION, server.json and manifest.json together", tag, want)
 	}
 }
