@@ -1,0 +1,628 @@
+package bundle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+const (
+	markerPlain  = "workflow.json"
+	markerSealed = "workflow.json.enc"
+	sidecarName  = "manifest.json"
+	templatesDir = "templates"
+
+	// maxJSONSize caps workflow.json, manifest.json and sealed containers read
+	// into memory; a larger file is refused rather than exhausting memory.
+	maxJSONSize = 256 << 20
+)
+
+// loader loads bundles; one per worker goroutine (it owns a copy buffer).
+type loader struct {
+	cfg *config
+	lim limiter
+	buf []byte
+}
+
+func newLoader(cfg *config, lim limiter) *loader {
+	return &loader{cfg: cfg, lim: lim, buf: make([]byte, 64<<10)}
+}
+
+func (b *Bundle) fail(e *Error) {
+	b.Integrity = Failed
+	b.ErrorKind = e.Kind
+	b.Err = e
+	b.ContentDigest = ""
+	b.StepCount, b.ActionStepCount, b.SchemaVersion = 0, 0, 0
+	b.Params, b.LegacyParams, b.ParamSpecNames, b.SecretParams = nil, nil, nil, nil
+	b.protected = nil
+	b.ManifestSource, b.CompilerVersion, b.Provenance = "", "", nil
+	if !b.Encrypted {
+		b.BundleVersion = ""
+	}
+}
+
+type markerState int
+
+const (
+	markerAbsent markerState = iota
+	markerRegular
+	markerOther   // exists but is not a regular file
+	markerSymlink // refused
+	markerError   // cannot be inspected
+)
+
+func lstatMarker(path string) markerState {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		return markerAbsent
+	case err != nil:
+		return markerError
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return markerSymlink
+	case fi.Mode().IsRegular():
+		return markerRegular
+	default:
+		return markerOther
+	}
+}
+
+// load runs the verification procedure of flow-bundle.md §6 on one folder.
+func (l *loader) load(dir string) *Bundle {
+	b := &Bundle{Dir: dir}
+	plain := lstatMarker(filepath.Join(dir, markerPlain))
+	sealed := lstatMarker(filepath.Join(dir, markerSealed))
+	plainOK, sealedOK := plain == markerRegular, sealed == markerRegular
+	b.Encrypted = sealedOK
+	var err *Error
+	switch {
+	case plain == markerSymlink || sealed == markerSymlink:
+		err = newErr(KindUnsafePath, "marker file is a symlink")
+	case plain == markerError || sealed == markerError:
+		err = newErr(KindNotABundle, "marker file cannot be inspected")
+	case !plainOK && !sealedOK:
+		err = newErr(KindNotABundle, "no regular workflow.json or workflow.json.enc")
+	case sealedOK:
+		// If both exist Flow reads the .enc one (§1).
+		err = l.loadSealed(b, dir, plainOK)
+	default:
+		err = l.loadPlain(b, dir)
+	}
+	if err != nil {
+		b.fail(err)
+	}
+	// Opaque id (§10): rule 1 when the digest was checked, rule 3 otherwise.
+	if b.Integrity == Verified || b.Integrity == ContentVerified {
+		b.BaseID = workflowID([]byte(b.ContentDigest))
+	} else {
+		b.setFallbackID(plainOK, sealedOK)
+	}
+	b.ID = b.BaseID
+	return b
+}
+
+// loadPlain is the plaintext procedure of §6.
+func (l *loader) loadPlain(b *Bundle, dir string) *Error {
+	data, e := readCapped(filepath.Join(dir, markerPlain), markerPlain)
+	if e != nil {
+		return e
+	}
+	top, err := parseObject(data)
+	if err != nil {
+		return &Error{Kind: KindInvalidJSON, Detail: markerPlain, cause: err}
+	}
+	if e := b.readMetadata(&top); e != nil {
+		return e
+	}
+	man, e := pickManifest(&top, dir)
+	if e != nil {
+		return e
+	}
+	b.applyManifest(man)
+	if man == nil || man.digest == "" {
+		b.Integrity = LegacyUnverified
+		return nil
+	}
+	if e := checkKeys(man.entries); e != nil {
+		return e
+	}
+	digest := contentDigest(&top, man.files)
+	if digest != man.digest {
+		return newErr(KindContentDigestMismatch, "recomputed digest differs from the manifest")
+	}
+	b.ContentDigest = digest
+	if l.cfg.level == Metadata {
+		b.Integrity = ContentVerified
+		return nil
+	}
+	cache := map[string]bool{}
+	for i, fe := range man.entries {
+		if e := l.checkAsset(dir, fe, i, cache); e != nil {
+			return e
+		}
+	}
+	b.Integrity = Verified
+	b.BundleVersion = "sha256:" + digest
+	return nil
+}
+
+// loadSealed is the sealed procedure of §6.
+func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
+	if !plainToo {
+		// §9: the keyless inventory hash; computed before anything else so
+		// a symlink anywhere in the bundle is refused first.
+		bv, e := l.sealedBundleVersion(dir)
+		if e != nil {
+			return e
+		}
+		b.BundleVersion = bv
+	}
+	if l.cfg.key == "" {
+		return newErr(KindMissingKey, "sealed bundle and no passphrase configured")
+	}
+	pass := []byte(l.cfg.key)
+	data, e := readCapped(filepath.Join(dir, markerSealed), markerSealed)
+	if e != nil {
+		return e
+	}
+	c, err := parseContainer(data)
+	if err != nil {
+		return err.(*Error)
+	}
+	l.lim.acquire()
+	plain, err := c.open(pass, AADWorkflow)
+	l.lim.release()
+	if err != nil {
+		return err.(*Error)
+	}
+	top, err := parseObject(plain)
+	if err != nil {
+		return &Error{Kind: KindInvalidJSON, Detail: "decrypted " + markerPlain, cause: err}
+	}
+	if e := b.readMetadata(&top); e != nil {
+		return e
+	}
+	man, e := pickManifest(&top, dir)
+	if e != nil {
+		return e
+	}
+	b.applyManifest(man)
+	if man != nil && man.digest != "" {
+		if e := checkKeys(man.entries); e != nil {
+			return e
+		}
+	}
+	var hashes map[string]string
+	if l.cfg.level == Full {
+		if hashes, e = l.decryptTemplates(dir, pass); e != nil {
+			return e
+		}
+	}
+	if man == nil || man.digest == "" {
+		b.Integrity = LegacyUnverified
+		return nil
+	}
+	digest := contentDigest(&top, man.files)
+	if digest != man.digest {
+		return newErr(KindContentDigestMismatch, "recomputed digest differs from the manifest")
+	}
+	b.ContentDigest = digest
+	if l.cfg.level == Metadata {
+		b.Integrity = ContentVerified
+		return nil
+	}
+	for i, fe := range man.entries {
+		got, ok := hashes[fe.rel]
+		if !ok {
+			return newErr(KindAssetMissing, "listed asset %d (%s) has no sealed ciphertext", i, safeRel(fe.rel))
+		}
+		if got != fe.hex {
+			return newErr(KindAssetHashMismatch, "sealed asset %d (%s) plaintext hash mismatch", i, safeRel(fe.rel))
+		}
+	}
+	b.Integrity = Verified
+	if plainToo {
+		b.BundleVersion = "sha256:" + digest
+	}
+	return nil
+}
+
+// readCapped reads a regular, non-symlink file of at most maxJSONSize bytes.
+// Failures are invalid_json (the content cannot be read as JSON).
+func readCapped(path, rel string) ([]byte, *Error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, newErr(KindInvalidJSON, "%s is not a regular file", rel)
+	}
+	if fi.Size() > maxJSONSize {
+		return nil, newErr(KindInvalidJSON, "%s exceeds %d bytes", rel, maxJSONSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxJSONSize+1))
+	if err != nil {
+		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
+	}
+	if len(data) > maxJSONSize {
+		return nil, newErr(KindInvalidJSON, "%s exceeds %d bytes", rel, maxJSONSize)
+	}
+	return data, nil
+}
+
+// fileEntry is one file_hashes entry, in stored order.
+type fileEntry struct {
+	rel string
+	hex string
+}
+
+type manifest struct {
+	source  string
+	digest  string
+	files   *value // the stored file_hashes object, hashed as is
+	entries []fileEntry
+	prov    *Provenance
+}
+
+var emptyObject = value{kind: jObject, obj: []member{}}
+
+// pickManifest applies the precedence rule of §3: a non-null embedded
+// manifest is the only one used; else manifest.json; else none (legacy).
+func pickManifest(top *value, dir string) (*manifest, *Error) {
+	if m := top.get("manifest"); !m.isNull() {
+		return parseManifest(m, "embedded")
+	}
+	path := filepath.Join(dir, sidecarName)
+	switch lstatMarker(path) {
+	case markerAbsent:
+		return nil, nil
+	case markerSymlink:
+		return nil, newErr(KindUnsafePath, "manifest.json is a symlink")
+	case markerRegular:
+	default:
+		return nil, newErr(KindInvalidJSON, "manifest.json is not a regular file")
+	}
+	data, e := readCapped(path, sidecarName)
+	if e != nil {
+		return nil, e
+	}
+	v, err := parseObject(data)
+	if err != nil {
+		return nil, &Error{Kind: KindInvalidJSON, Detail: sidecarName, cause: err}
+	}
+	return parseManifest(&v, "sidecar")
+}
+
+func parseManifest(m *value, source string) (*manifest, *Error) {
+	if m.kind != jObject {
+		return nil, newErr(KindInvalidJSON, "%s manifest is not an object", source)
+	}
+	man := &manifest{source: source, files: &emptyObject}
+	switch d := m.get("content_digest"); {
+	case d.isNull():
+	case d.kind == jString:
+		man.digest = d.s
+	default:
+		return nil, newErr(KindInvalidJSON, "%s manifest content_digest is not a string", source)
+	}
+	if fh := m.get("file_hashes"); !fh.isNull() {
+		if fh.kind != jObject {
+			return nil, newErr(KindInvalidJSON, "%s manifest file_hashes is not an object", source)
+		}
+		man.files = fh
+		man.entries = make([]fileEntry, 0, len(fh.obj))
+		for _, mem := range fh.obj {
+			if mem.val.kind != jString {
+				return nil, newErr(KindInvalidJSON, "%s manifest file_hashes value is not a string", source)
+			}
+			man.entries = append(man.entries, fileEntry{rel: mem.key, hex: mem.val.s})
+		}
+	}
+	if p := m.get("provenance"); p != nil && p.kind == jObject {
+		man.prov = readProvenance(p)
+	}
+	return man, nil
+}
+
+func readProvenance(p *value) *Provenance {
+	str := func(k string) string {
+		if v := p.get(k); v != nil && v.kind == jString {
+			return v.s
+		}
+		return ""
+	}
+	pr := &Provenance{
+		CompilerVersion:                  str("compiler_version"),
+		SourceRecordingSHA256:            str("source_recording_sha256"),
+		CompilerConfigSHA256:             str("compiler_config_sha256"),
+		CreatedAt:                        str("created_at"),
+		PolicyName:                       str("policy_name"),
+		CertificationStatus:              str("certification_status"),
+		CertifiedAt:                      str("certified_at"),
+		ExpiresAt:                        str("expires_at"),
+		CertificationInvalidatedAt:       str("certification_invalidated_at"),
+		CertificationInvalidationReason:  str("certification_invalidation_reason"),
+		HasGovernedAuthorizationTemplate: !p.get("governed_authorization_template").isNull(),
+	}
+	if v := p.get("certified"); v != nil && v.kind == jBool {
+		c := v.b
+		pr.Certified = &c
+	}
+	return pr
+}
+
+func (b *Bundle) applyManifest(man *manifest) {
+	if man == nil {
+		return
+	}
+	b.ManifestSource = man.source
+	if man.prov != nil {
+		b.Provenance = man.prov
+		b.CompilerVersion = man.prov.CompilerVersion
+	}
+}
+
+// checkKeys refuses file_hashes keys that could escape the bundle (§6 step 2):
+// absolute, containing "..", containing "\", or with an empty segment.
+func checkKeys(entries []fileEntry) *Error {
+	for i, fe := range entries {
+		k := fe.rel
+		bad := k == "" || k[0] == '/' || strings.Contains(k, "..") || strings.ContainsAny(k, "\\\x00:") ||
+			strings.Contains(k, "//") || k[len(k)-1] == '/' || filepath.IsAbs(k) || filepath.VolumeName(k) != ""
+		if bad {
+			return newErr(KindUnsafePath, "file_hashes key %d is not a safe relative path", i)
+		}
+	}
+	return nil
+}
+
+// checkAsset verifies one plaintext asset (§6 step 4) without following any
+// symlink: every component is lstat'ed, and the opened file must be the one
+// that was lstat'ed.
+func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bool) *Error {
+	parts := strings.Split(fe.rel, "/")
+	cur := dir
+	for _, part := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, part)
+		if dirOK[cur] {
+			continue
+		}
+		fi, err := os.Lstat(cur)
+		switch {
+		case err != nil:
+			return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return newErr(KindUnsafePath, "listed asset %d (%s) is under a symlink", i, safeRel(fe.rel))
+		case !fi.IsDir():
+			return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
+		}
+		dirOK[cur] = true
+	}
+	path := filepath.Join(cur, parts[len(parts)-1])
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return newErr(KindUnsafePath, "listed asset %d (%s) is a symlink", i, safeRel(fe.rel))
+	case !fi.Mode().IsRegular():
+		return newErr(KindAssetMissing, "listed asset %d (%s) is not a regular file", i, safeRel(fe.rel))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
+	}
+	defer f.Close()
+	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
+		return newErr(KindUnsafePath, "listed asset %d (%s) changed while opening", i, safeRel(fe.rel))
+	}
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, f, l.buf); err != nil {
+		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
+	}
+	var sum [sha256.Size]byte
+	if hex.EncodeToString(h.Sum(sum[:0])) != fe.hex {
+		return newErr(KindAssetHashMismatch, "asset %d (%s) hash mismatch", i, safeRel(fe.rel))
+	}
+	return nil
+}
+
+// decryptTemplates decrypts every templates/**/*.enc (§6 sealed step 3) in
+// parallel under the limiter and returns plaintext SHA-256 hex by path
+// without ".enc". Plaintexts are hashed and dropped, never kept or written.
+func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *Error) {
+	type job struct {
+		rel, path string
+		hex       string
+		err       *Error
+	}
+	var jobs []*job
+	var walk func(abs, rel string) *Error
+	walk = func(abs, rel string) *Error {
+		entries, err := os.ReadDir(abs)
+		if err != nil {
+			return &Error{Kind: KindDecryptFailed, Detail: "cannot list " + safeRel(rel), cause: sanitize(err, rel)}
+		}
+		for _, e := range entries {
+			r, a := rel+"/"+e.Name(), filepath.Join(abs, e.Name())
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				return newErr(KindUnsafePath, "symlink under templates")
+			case e.IsDir():
+				if err := walk(a, r); err != nil {
+					return err
+				}
+			case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".enc"):
+				jobs = append(jobs, &job{rel: strings.TrimSuffix(r, ".enc"), path: a})
+			}
+		}
+		return nil
+	}
+	tdir := filepath.Join(dir, templatesDir)
+	switch lstatMarker(tdir) {
+	case markerSymlink:
+		return nil, newErr(KindUnsafePath, "templates is a symlink")
+	case markerOther:
+		if e := walk(tdir, templatesDir); e != nil {
+			return nil, e
+		}
+	}
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, e := readCapped(j.path, j.rel+".enc")
+			if e != nil {
+				j.err = &Error{Kind: KindDecryptFailed, Detail: e.Detail, cause: e.cause}
+				return
+			}
+			c, err := parseContainer(data)
+			if err != nil {
+				j.err = err.(*Error)
+				return
+			}
+			l.lim.acquire()
+			plain, err := c.open(pass, AADTemplate)
+			l.lim.release()
+			if err != nil {
+				j.err = err.(*Error)
+				return
+			}
+			sum := sha256.Sum256(plain)
+			j.hex = hex.EncodeToString(sum[:])
+		}()
+	}
+	wg.Wait()
+	out := make(map[string]string, len(jobs))
+	for _, j := range jobs {
+		if j.err != nil {
+			return nil, j.err
+		}
+		out[j.rel] = j.hex
+	}
+	return out, nil
+}
+
+// sealedBundleVersion computes Flow's keyless bundle_version of a sealed
+// bundle (§9): every regular file under dir, sorted component-wise, hashed as
+// u64be(len(path)) ‖ path ‖ u64be(len(bytes)) ‖ bytes. A symlink anywhere is
+// refused (unsafe_path). An unreadable file leaves no bundle_version ("").
+func (l *loader) sealedBundleVersion(dir string) (string, *Error) {
+	type file struct {
+		rel   string
+		parts []string
+		abs   string
+	}
+	var files []file
+	unreadable := false
+	var walk func(abs, rel string) *Error
+	walk = func(abs, rel string) *Error {
+		entries, err := os.ReadDir(abs)
+		if err != nil {
+			unreadable = true
+			return nil
+		}
+		for _, e := range entries {
+			r := e.Name()
+			if rel != "" {
+				r = rel + "/" + e.Name()
+			}
+			a := filepath.Join(abs, e.Name())
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				return newErr(KindUnsafePath, "symlink in sealed bundle")
+			case e.IsDir():
+				if err := walk(a, r); err != nil {
+					return err
+				}
+			case e.Type().IsRegular():
+				files = append(files, file{rel: r, parts: strings.Split(r, "/"), abs: a})
+			}
+		}
+		return nil
+	}
+	if e := walk(dir, ""); e != nil {
+		return "", e
+	}
+	if unreadable {
+		return "", nil
+	}
+	slices.SortFunc(files, func(a, b file) int { return slices.Compare(a.parts, b.parts) })
+	h := sha256.New()
+	var n [8]byte
+	putU64 := func(v uint64) {
+		for i := 7; i >= 0; i-- {
+			n[i] = byte(v)
+			v >>= 8
+		}
+		h.Write(n[:])
+	}
+	for _, f := range files {
+		fh, err := os.Open(f.abs)
+		if err != nil {
+			return "", nil
+		}
+		fi, err := fh.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			fh.Close()
+			return "", nil
+		}
+		putU64(uint64(len(f.rel)))
+		h.Write([]byte(f.rel))
+		putU64(uint64(fi.Size()))
+		got, err := io.CopyBuffer(h, io.LimitReader(fh, fi.Size()+1), l.buf)
+		fh.Close()
+		if err != nil || got != fi.Size() {
+			return "", nil // changed while reading
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// workflowID is the Python agent's opaque id over material (§10).
+func workflowID(material []byte) string {
+	h := sha256.New()
+	h.Write([]byte("openadapt-agent-workflow-id-v1\x00"))
+	h.Write(material)
+	return "workflow_" + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// setFallbackID sets BaseID from rule 3 of §10: the raw SHA-256 over, for each
+// marker that is a regular non-symlink file, its name then its bytes.
+func (b *Bundle) setFallbackID(plainOK, sealedOK bool) {
+	h := sha256.New()
+	for _, m := range []struct {
+		name string
+		ok   bool
+	}{{markerPlain, plainOK}, {markerSealed, sealedOK}} {
+		if !m.ok {
+			continue
+		}
+		path := filepath.Join(b.Dir, m.name)
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			h.Write([]byte(m.name))
+			io.Copy(h, f)
+		}
+		f.Close()
+	}
+	b.BaseID = workflowID(h.Sum(nil))
+	b.ID = b.BaseID
+}
