@@ -70,7 +70,6 @@ openadapt-flow does it.`,
 	root.SetErr(io.Err)
 	root.SetVersionTemplate("openadapt-agent {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.CompletionOptions.HiddenDefaultCmd = true
 
 	root.AddCommand(
 		newVersionCmd(io),
@@ -80,6 +79,7 @@ openadapt-flow does it.`,
 		newServeCmd(io),
 		newDoctorCmd(io),
 	)
+	addCompletionCmd(root)
 	// Unknown commands are usage errors, not silent help.
 	for _, c := range append(root.Commands(), root) {
 		if c.HasSubCommands() && c.RunE == nil && c.Run == nil {

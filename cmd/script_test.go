@@ -2,7 +2,10 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -35,6 +38,29 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// exits CODE PROG [ARGS...] runs PROG like exec and requires the
+			// exact exit status CODE (exec and ! exec only tell zero from
+			// non-zero). stdout and stderr are kept for the next assertions.
+			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				if err != nil {
+					ts.Fatalf("exits: bad CODE %q", args[0])
+				}
+				got := 0
+				if err := ts.Exec(args[1], args[2:]...); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) {
+						ts.Fatalf("exits: %v", err)
+					}
+					got = ee.ExitCode()
+				}
+				if got != want {
+					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+				}
+			},
 			"openadapt-agent-inproc": func(ts *testscript.TestScript, neg bool, args []string) {
 				code := Run(context.Background(), args, nil, ts.Stdout(), ts.Stderr())
 				if (code != 0) != neg {
