@@ -1,6 +1,12 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
 
 // newSkillCmd is the `skill` command group. Subcommands live in one file each
 // (cmd/skill_<sub>.go) and are added here.
@@ -9,6 +15,22 @@ func newSkillCmd(io *IO) *cobra.Command {
 		Use:   "skill",
 		Short: "Emit, validate, pack, verify and install Agent Skills",
 	}
-	_ = io
+	c.AddCommand(
+		newSkillValidateCmd(io),
+		newSkillPackCmd(io),
+	)
 	return c
+}
+
+// warnf prints one warning line on stderr.
+func warnf(w io.Writer, format string, a ...any) {
+	fmt.Fprintf(w, "openadapt-agent: warning: %s\n", oneLine(fmt.Sprintf(format, a...)))
+}
+
+// writeJSON prints v as one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

@@ -1,0 +1,95 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/skill"
+)
+
+// Progress appears only when stderr is a terminal and the tree is large.
+const (
+	progressMinBytes = 32 << 20
+	progressMinFiles = 1000
+)
+
+func newSkillPackCmd(io *IO) *cobra.Command {
+	var out string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "pack DIR -o FILE",
+		Short: "Write a reproducible archive of a skill folder",
+		Long: `Write a reproducible archive of a valid skill folder. FILE's suffix picks the
+format: .skill or .zip (the shape Claude accepts for upload; use it for
+anything an agent installs) or .tar.zst/.tzst (zstd, for transport). Entries
+sit under one top folder <name>/, sorted, with fixed times, zero owners and
+0644/0755 modes; a SHA256SUMS manifest is added. Symlinks and special files
+are refused. Prints the archive's sha256 and the tree digest, and writes
+FILE.sha256 next to FILE.`,
+		Args: exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			dir := args[0]
+			if out == "" {
+				return usageErrorf("skill pack: -o FILE is required")
+			}
+			format, err := skill.FormatFor(out)
+			if err != nil {
+				return usageErrorf("skill pack: %s: %w", out, err)
+			}
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return usageErrorf("skill pack: %s is not a readable folder", dir)
+			}
+			opt := skill.PackOptions{
+				Format: format,
+				Warn:   func(msg string) { warnf(io.Err, "skill pack: %s", msg) },
+			}
+			var shown bool
+			if io.ErrTTY {
+				var last time.Time
+				opt.Progress = func(files, totalFiles int, n, total int64) {
+					if total < progressMinBytes && totalFiles < progressMinFiles {
+						return
+					}
+					if files < totalFiles && time.Since(last) < 100*time.Millisecond {
+						return
+					}
+					last, shown = time.Now(), true
+					fmt.Fprintf(io.Err, "\rpacking: %d/%d files, %d/%d MiB", files, totalFiles, n>>20, total>>20)
+				}
+			}
+			res, err := skill.PackFile(dir, out, opt)
+			if shown {
+				fmt.Fprintln(io.Err)
+			}
+			if err != nil {
+				if errors.Is(err, skill.ErrPath) {
+					return usageErrorf("skill pack: %w", err)
+				}
+				return fmt.Errorf("skill pack: %w", err)
+			}
+			if asJSON {
+				return writeJSON(io.Out, struct {
+					MediaType  string `json:"mediaType"`
+					Archive    string `json:"archive"`
+					Format     string `json:"format"`
+					SHA256     string `json:"sha256"`
+					TreeDigest string `json:"tree_digest"`
+					Files      int    `json:"files"`
+					Bytes      int64  `json:"bytes"`
+				}{skillPackMediaType, out, string(res.Format), "sha256:" + res.SHA256, res.TreeDigest, res.Files, res.Bytes})
+			}
+			fmt.Fprintf(io.Out, "sha256:%s  %s\n%s  %s/\n", res.SHA256, out, res.TreeDigest, res.Name)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "archive to write (.skill, .zip, .tar.zst or .tzst)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return c
+}
+
+// skillPackMediaType identifies the `skill pack --json` document.
+const skillPackMediaType = "application/vnd.openadapt-agent.skill-pack+json;version=1"

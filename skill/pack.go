@@ -1,0 +1,443 @@
+package skill
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Format is an archive format.
+type Format string
+
+const (
+	// FormatZip is a zip archive (.zip or .skill), the shape Claude accepts
+	// for upload: one top folder <name>/, file entries only.
+	FormatZip Format = "zip"
+	// FormatTarZst is a PAX tar compressed with zstd (.tar.zst or .tzst).
+	FormatTarZst Format = "tar.zst"
+)
+
+// ErrUnknownFormat is returned by [FormatFor] for an unsupported suffix.
+var ErrUnknownFormat = errors.New("unknown archive suffix (want .skill, .zip, .tar.zst or .tzst)")
+
+// FormatFor picks the archive format from a file name's suffix.
+func FormatFor(name string) (Format, error) {
+	low := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(low, ".skill"), strings.HasSuffix(low, ".zip"):
+		return FormatZip, nil
+	case strings.HasSuffix(low, ".tar.zst"), strings.HasSuffix(low, ".tzst"):
+		return FormatTarZst, nil
+	}
+	return "", ErrUnknownFormat
+}
+
+// Epoch is the fixed modification time of every archive entry: the zip
+// minimum, 1980-01-01T00:00:00Z.
+var Epoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Thresholds above which [Pack] warns: the default limits of `skills add <url>`.
+const (
+	WarnArchiveBytes  = 10 << 20
+	WarnUnpackedBytes = 25 << 20
+	WarnFiles         = 1000
+)
+
+// PackOptions configure [Pack].
+type PackOptions struct {
+	// Format of the archive. Required.
+	Format Format
+	// Concurrency of the zstd encoder and of hashing; 0 means GOMAXPROCS.
+	// The output bytes do not depend on it.
+	Concurrency int
+	// Warn receives warnings (skipped files, size thresholds). May be nil.
+	Warn func(msg string)
+	// Progress, if set, is called after each file with the files and bytes
+	// done so far and the totals.
+	Progress func(files, totalFiles int, bytes, totalBytes int64)
+}
+
+// PackResult describes a written archive.
+type PackResult struct {
+	Name       string `json:"-"`
+	Format     Format `json:"format"`
+	SHA256     string `json:"sha256"`      // hex of the archive bytes
+	TreeDigest string `json:"tree_digest"` // h1:… of SHA256SUMS
+	Files      int    `json:"files"`       // files in the archive, SHA256SUMS included
+	Bytes      int64  `json:"bytes"`       // archive size
+	Unpacked   int64  `json:"-"`           // sum of file sizes
+	Skipped    int    `json:"-"`
+}
+
+// Pack validates the skill folder dir (spec/skills.md §1; an error finding
+// refuses) and writes a reproducible archive of it to w: every entry under one
+// top folder <name>/, sorted, with mtime [Epoch], owner 0, modes 0644/0755,
+// and a generated SHA256SUMS. It refuses (wrapping [ErrUnsafeArchive])
+// symlinks, special files, unsafe names and case collisions.
+func Pack(dir string, w io.Writer, opt PackOptions) (*PackResult, error) {
+	if opt.Format != FormatZip && opt.Format != FormatTarZst {
+		return nil, ErrUnknownFormat
+	}
+	conc := opt.Concurrency
+	if conc <= 0 {
+		conc = runtime.GOMAXPROCS(0)
+	}
+	warn := opt.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	rep, err := Validate(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.FirstError(); err != nil {
+		return nil, err
+	}
+	name := rep.Name
+	entries, skipped, err := walkTree(dir, walkOptions{packSkips: true})
+	if err != nil {
+		return nil, err
+	}
+	if skipped > 0 {
+		warn(fmt.Sprintf("skipped %d paths (.git, node_modules, __pycache__, *.pyc, .DS_Store, SHA256SUMS)", skipped))
+	}
+	res := &PackResult{Name: name, Format: opt.Format, Skipped: skipped}
+	for _, e := range entries {
+		if !e.dir {
+			res.Files++
+			res.Unpacked += e.size
+		}
+	}
+	res.Files++ // SHA256SUMS
+
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(w, h)}
+	src := newTreeSource(dir, entries, opt.Progress, res.Files, res.Unpacked)
+	defer src.stop()
+	var sums []byte
+	switch opt.Format {
+	case FormatTarZst:
+		sums, err = writeTarZst(cw, name, entries, src, conc)
+	case FormatZip:
+		sums, err = writeZip(cw, name, entries, src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.TreeDigest = TreeDigest(sums)
+	res.Unpacked += int64(len(sums))
+	res.SHA256 = hex.EncodeToString(h.Sum(nil))
+	res.Bytes = cw.n
+	if res.Bytes > WarnArchiveBytes || res.Unpacked > WarnUnpackedBytes || res.Files > WarnFiles {
+		warn(fmt.Sprintf("archive exceeds the default limits of `skills add <url>` (10 MiB archived, 25 MiB unpacked, 1000 files): %d bytes archived, %d unpacked, %d files",
+			res.Bytes, res.Unpacked, res.Files))
+	}
+	return res, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// treeSource reads the files of a tree, in entry order, in its own
+// goroutine: it hashes each file while the caller compresses the previous
+// chunks, so every file is read exactly once and hashing overlaps with
+// compression.
+type treeSource struct {
+	entries    []entry
+	chunks     chan chunk
+	free       chan []byte
+	done       chan struct{}
+	progress   func(files, totalFiles int, bytes, totalBytes int64)
+	totalFiles int
+	totalBytes int64
+	files      int
+	bytes      int64
+}
+
+// chunk is a piece of one file's content; last marks the end of the file,
+// after which entries[idx].sum is set.
+type chunk struct {
+	idx  int
+	data []byte
+	last bool
+	err  error
+}
+
+const (
+	chunkSize   = 1 << 20
+	chunksAhead = 8
+)
+
+func newTreeSource(root string, entries []entry, progress func(int, int, int64, int64), totalFiles int, totalBytes int64) *treeSource {
+	s := &treeSource{
+		entries: entries, chunks: make(chan chunk, chunksAhead), free: make(chan []byte, chunksAhead+1),
+		done: make(chan struct{}), progress: progress, totalFiles: totalFiles, totalBytes: totalBytes,
+	}
+	for range chunksAhead + 1 {
+		s.free <- make([]byte, chunkSize)
+	}
+	go s.read(root)
+	return s
+}
+
+// stop ends the reader goroutine early (on an error downstream).
+func (s *treeSource) stop() {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+}
+
+func (s *treeSource) send(c chunk) bool {
+	select {
+	case s.chunks <- c:
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+func (s *treeSource) read(root string) {
+	defer close(s.chunks)
+	for i := range s.entries {
+		e := &s.entries[i]
+		if e.dir {
+			continue
+		}
+		if err := s.readFile(filepath.Join(root, filepath.FromSlash(e.rel)), i, e); err != nil {
+			s.send(chunk{idx: i, err: err})
+			return
+		}
+	}
+}
+
+func (s *treeSource) readFile(p string, i int, e *entry) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	var n int64
+	for {
+		var buf []byte
+		select {
+		case buf = <-s.free:
+		case <-s.done:
+			return errors.New("stopped")
+		}
+		k, err := io.ReadFull(f, buf)
+		n += int64(k)
+		h.Write(buf[:k])
+		if n > e.size {
+			return fmt.Errorf("%s changed while packing", e.rel)
+		}
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return fmt.Errorf("reading %s: %w", e.rel, err)
+		}
+		if eof {
+			if n != e.size {
+				return fmt.Errorf("%s changed while packing", e.rel)
+			}
+			copy(e.sum[:], h.Sum(nil))
+		}
+		if !s.send(chunk{idx: i, data: buf[:k], last: eof}) {
+			return errors.New("stopped")
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// copyTo writes the content of entries[idx] to w.
+func (s *treeSource) copyTo(w io.Writer, idx int) error {
+	for {
+		c, ok := <-s.chunks
+		if !ok {
+			return errors.New("internal: tree reader ended early")
+		}
+		if c.err != nil {
+			return c.err
+		}
+		if c.idx != idx {
+			return errors.New("internal: tree reader out of order")
+		}
+		_, err := w.Write(c.data)
+		s.bytes += int64(len(c.data))
+		s.free <- c.data[:cap(c.data)]
+		if err != nil {
+			return err
+		}
+		if c.last {
+			s.files++
+			if s.progress != nil {
+				s.progress(s.files, s.totalFiles, s.bytes, s.totalBytes)
+			}
+			return nil
+		}
+	}
+}
+
+// Entries are written in byte-wise path order; the generated SHA256SUMS
+// comes last, because it can only be written once every file has been
+// read, and reading every file once is what keeps pack at the speed of
+// `tar | zstd` (BENCHMARKS.md).
+
+func writeTarZst(w io.Writer, name string, entries []entry, src *treeSource, conc int) ([]byte, error) {
+	// Never EncodeAll: for large inputs it produces different bytes from
+	// the streaming writer. Streaming output on v1.18.6 is identical for any
+	// concurrency and write chunking.
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(conc))
+	if err != nil {
+		return nil, err
+	}
+	tw := tar.NewWriter(zw)
+	hdr := func(p string, dir bool, mode fs.FileMode, size int64) *tar.Header {
+		h := &tar.Header{Name: p, Mode: int64(mode), ModTime: Epoch, Format: tar.FormatPAX}
+		if dir {
+			h.Typeflag = tar.TypeDir
+		} else {
+			h.Typeflag, h.Size = tar.TypeReg, size
+		}
+		return h
+	}
+	if err := tw.WriteHeader(hdr(name+"/", true, 0o755, 0)); err != nil {
+		return nil, err
+	}
+	for i := range entries {
+		// Read fields through a pointer: the reader goroutine writes sum.
+		e := &entries[i]
+		p := name + "/" + e.rel
+		if e.dir {
+			p += "/"
+		}
+		if err := tw.WriteHeader(hdr(p, e.dir, e.mode, e.size)); err != nil {
+			return nil, err
+		}
+		if !e.dir {
+			if err := src.copyTo(tw, i); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sums := sumsBytes(entries)
+	if err := tw.WriteHeader(hdr(name+"/"+SumsFile, false, 0o644, int64(len(sums)))); err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write(sums); err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return sums, zw.Close()
+}
+
+func writeZip(w io.Writer, name string, entries []entry, src *treeSource) ([]byte, error) {
+	zw := zip.NewWriter(w)
+	create := func(rel string, mode fs.FileMode) (io.Writer, error) {
+		fh := &zip.FileHeader{Name: name + "/" + rel, Method: zip.Deflate, Modified: Epoch}
+		fh.SetMode(mode)
+		return zw.CreateHeader(fh)
+	}
+	for i := range entries {
+		e := &entries[i] // the reader goroutine writes sum
+		if e.dir {
+			continue // file entries only
+		}
+		fw, err := create(e.rel, e.mode)
+		if err != nil {
+			return nil, err
+		}
+		if err := src.copyTo(fw, i); err != nil {
+			return nil, err
+		}
+	}
+	sums := sumsBytes(entries)
+	fw, err := create(SumsFile, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fw.Write(sums); err != nil {
+		return nil, err
+	}
+	return sums, zw.Close()
+}
+
+// PackFile packs dir into the file out (format from its suffix) all or
+// nothing: a temporary sibling is written and renamed into place, so out is
+// either absent, its previous content, or the complete archive. It then
+// writes the sidecar out.sha256 ("<hex>  <basename>\n") the same way. Like
+// tar and zstd it does not fsync: the guarantee is atomicity, not
+// durability across a power loss.
+func PackFile(dir, out string, opt PackOptions) (res *PackResult, err error) {
+	if opt.Format == "" {
+		if opt.Format, err = FormatFor(out); err != nil {
+			return nil, err
+		}
+	}
+	err = writeViaTemp(out, func(f *os.File) error {
+		res, err = Pack(dir, f, opt)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	side := fmt.Sprintf("%s  %s\n", res.SHA256, filepath.Base(out))
+	if err := writeViaTemp(out+".sha256", func(f *os.File) error {
+		_, err := f.WriteString(side)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// writeViaTemp creates a temporary sibling of path, lets fill write it, and
+// renames it into place; on any error the temporary file is removed.
+func writeViaTemp(path string, fill func(*os.File) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = fill(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
