@@ -10,6 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fakeflow"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
 )
 
@@ -18,6 +19,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"openadapt-agent": func() { os.Exit(Main()) },
+		// The fake Flow (internal/fakeflow): FAKE_FLOW_* picks its behaviour.
+		"openadapt-flow": func() { os.Exit(fakeflow.Main()) },
 	})
 }
 
