@@ -18,8 +18,8 @@
 //
 // # Configuration
 //
-// Every knob is read from FAKE_FLOW_<KNOB>, or, when that is unset, from
-// OPENADAPT_FAKE_FLOW_<KNOB>. The second spelling passes serve's child
+// Every knob is read from FAKE_FLOW_<KNOB>, or, when that is unset or empty,
+// from OPENADAPT_FAKE_FLOW_<KNOB>. The second spelling passes serve's child
 // environment allowlist (its OPENADAPT_ prefix), so a test can configure the
 // fake through a real `serve` without --pass-env.
 //
@@ -131,7 +131,7 @@ func loadKnobs() knobs {
 	}
 	for _, kv := range os.Environ() {
 		name, val, _ := strings.Cut(kv, "=")
-		if rest, ok := strings.CutPrefix(name, "FAKE_FLOW_"); ok {
+		if rest, ok := strings.CutPrefix(name, "FAKE_FLOW_"); ok && val != "" {
 			k[rest] = val
 		}
 	}
