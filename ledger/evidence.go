@@ -1,0 +1,95 @@
+package ledger
+
+import (
+	"io/fs"
+)
+
+// object is a content-addressed file read back from the evidence root.
+type object struct {
+	entry *entry
+	raw   []byte
+	doc   map[string]any // nil until parsed
+}
+
+// load reads the file of entry e and checks its sha256 and length (spec §5
+// resolution steps 6–7). Detail "" means success.
+func (r *run) load(e *entry) (*object, string) {
+	if o, ok := r.objCache[e.Path]; ok {
+		return o.obj, o.detail
+	}
+	o, d := r.loadUncached(e)
+	r.objCache[e.Path] = cachedObject{o, d}
+	return o, d
+}
+
+type cachedObject struct {
+	obj    *object
+	detail string
+}
+
+func (r *run) loadUncached(e *entry) (*object, string) {
+	raw, err := fs.ReadFile(r.root, e.Path)
+	if err != nil {
+		return nil, "object_missing"
+	}
+	if int64(len(raw)) != e.Size || sha256Digest(raw) != e.SHA256 {
+		return nil, "object_digest_mismatch"
+	}
+	return &object{entry: e, raw: raw}, ""
+}
+
+// parse parses an object's bytes into a JSON object (no canonical check).
+func (o *object) parse() bool {
+	if o.doc != nil {
+		return true
+	}
+	v, err := parseJSON(o.raw)
+	if err != nil {
+		return false
+	}
+	m, ok := asObj(v)
+	if !ok {
+		return false
+	}
+	o.doc = m
+	return true
+}
+
+// readback finishes spec §4.5 for a regular object already loaded: schema
+// version, canonical + LF, semantic identity.
+func readback(o *object) string {
+	if !o.parse() {
+		return "object_not_canonical"
+	}
+	if s, _ := getStr(o.doc, "schema_version"); s != o.entry.Schema {
+		return "object_invalid"
+	}
+	if _, err := checkCanonicalLF(o.raw); err != nil {
+		return "object_not_canonical"
+	}
+	id, ok := semanticIdentity(o.entry, o.doc)
+	if !ok || id != o.entry.SemanticID {
+		return "semantic_identity_mismatch"
+	}
+	return ""
+}
+
+// semanticIdentity recomputes the semantic identity of a regular object
+// (spec §3.2).
+func semanticIdentity(e *entry, doc map[string]any) (string, bool) {
+	switch e.Kind {
+	case kindAuthority:
+		return getDigest(doc, "authority_state_sha256")
+	case kindRevocation:
+		return getDigest(doc, "revocation_state_sha256")
+	case kindDecision:
+		d, err := domainDigest(domDecisionReceipt, pick(doc, "decision_identity_sha256", "decision_revision", "evidence_class"))
+		return d, err == nil
+	}
+	d, err := domainDigest(domSemantic, map[string]any{
+		"kind":                  e.Kind,
+		"object_schema_version": e.Schema,
+		"object":                doc,
+	})
+	return d, err == nil
+}

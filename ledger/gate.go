@@ -1,0 +1,254 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Profiles (spec §15). The gate is on for standard and regulated.
+const (
+	ProfileDemo      = "demo"
+	ProfileStandard  = "standard"
+	ProfileRegulated = "regulated"
+)
+
+// Decisions (spec §15).
+const (
+	DecisionAdmitted    = "admitted"
+	DecisionExempt      = "exempt"
+	DecisionNotAdmitted = "not_admitted"
+)
+
+// tutorialBundles is the synthetic-tutorial allowlist (spec §15): the
+// bundle_sha256 of the agent's own bundled tutorial. It is empty until the
+// tutorial ships, and never holds the live synthetic digests.
+var tutorialBundles = map[string]bool{}
+
+// AdmissionDecision answers "is there an active workflow admission for this
+// exact bundle at T?" (spec §15). It is the `admission` member of the JSON
+// result of `ledger admission`.
+type AdmissionDecision struct {
+	// Decision is admitted, exempt or not_admitted.
+	Decision string `json:"decision"`
+	// Reason is null unless not_admitted: missing, expired, revoked,
+	// mismatched or unverifiable. It is the only part of the decision that
+	// serve may show (mcp-surface §7.5).
+	Reason *string `json:"reason"`
+	// Detail is a stable snake_case code (spec §13), e.g. demo_profile,
+	// no_admission_for_bundle, bundle_sha256_differs, object_missing.
+	Detail *string `json:"detail"`
+	// AdmissionID is the admission_id_sha256 of the admitting row.
+	AdmissionID   *string `json:"admission_id"`
+	Profile       string  `json:"profile"`
+	BundleVersion *string `json:"bundle_version"`
+	BundleSHA256  *string `json:"bundle_sha256"`
+}
+
+// Admitted reports whether the decision lets a run proceed (admitted or
+// exempt).
+func (d AdmissionDecision) Admitted() bool {
+	return d.Decision == DecisionAdmitted || d.Decision == DecisionExempt
+}
+
+// ReasonCode returns the reason, or "" when there is none.
+func (d AdmissionDecision) ReasonCode() string {
+	if d.Reason == nil {
+		return ""
+	}
+	return *d.Reason
+}
+
+// DetailCode returns the detail, or "" when there is none.
+func (d AdmissionDecision) DetailCode() string {
+	if d.Detail == nil {
+		return ""
+	}
+	return *d.Detail
+}
+
+// GateQuery is one admission question.
+type GateQuery struct {
+	// BundleSHA256 is "sha256:" + the verified manifest content_digest of
+	// the bundle (never Flow's computed bundle_version).
+	BundleSHA256 string
+	// BundleVersion is an optional label (e.g. "0.0.0-synthetic"). When set,
+	// the admitting row's bundle_version must equal it; serve passes none.
+	BundleVersion string
+	// Profile is demo, standard (the default when empty) or regulated.
+	Profile string
+	// BundleErrorKind, when set, says the bundle directory did not fully
+	// verify; the answer is then not_admitted, unverifiable,
+	// bundle_<kind>, and the ledger is not consulted.
+	BundleErrorKind string
+}
+
+func (q *GateQuery) normalize() error {
+	switch q.Profile {
+	case "":
+		q.Profile = ProfileStandard
+	case ProfileDemo, ProfileStandard, ProfileRegulated:
+	default:
+		return fmt.Errorf("%w: unknown profile %q (want demo, standard or regulated)", ErrOption, q.Profile)
+	}
+	if q.BundleErrorKind == "" && !isDigest(q.BundleSHA256) {
+		return fmt.Errorf("%w: bundle sha256 must be sha256: and 64 lowercase hex digits", ErrOption)
+	}
+	if q.BundleVersion != "" && (len(q.BundleVersion) > 64 || !reVersion.MatchString(q.BundleVersion)) {
+		return fmt.Errorf("%w: bundle version label is not a version", ErrOption)
+	}
+	return nil
+}
+
+// CheckWorkflowAdmission is the one call serve's admission gate needs
+// (spec §15, mcp-surface §7.5). It verifies src (the embedded snapshot,
+// [Embedded], or a ledger file or evidence-root directory, [Path]) against
+// the pinned trust root at instant at, and answers whether an active workflow
+// admission covers the bundle whose bundle_sha256 is given. label is an
+// optional bundle_version label; serve passes "".
+//
+// The profile is standard: callers only ask for standard and regulated runs
+// (demo is exempt and never consults the ledger; use [Verifier.Gate] for
+// other profiles). A ledger that fails verification gives not_admitted with
+// reason unverifiable. The error is reserved for unreadable or unrecognised
+// input (wrapping [ErrInput]) and a malformed query (wrapping [ErrOption]);
+// callers should treat an error as not admitted (reason unverifiable) too.
+//
+// Verdicts use exact bundle_sha256 equality, no fallback to older
+// admissions, and no clock-skew allowance.
+func CheckWorkflowAdmission(ctx context.Context, src Source, bundleSHA256, label string, at time.Time) (AdmissionDecision, error) {
+	v, err := NewVerifier(DefaultTrust(), WithAt(at))
+	if err != nil {
+		return AdmissionDecision{}, err
+	}
+	return v.Gate(ctx, src, GateQuery{BundleSHA256: bundleSHA256, BundleVersion: label, Profile: ProfileStandard})
+}
+
+// Gate answers an admission query against src; see [Verifier.Admission].
+func (v *Verifier) Gate(ctx context.Context, src Source, q GateQuery) (AdmissionDecision, error) {
+	res, err := v.Admission(ctx, src, q)
+	if err != nil {
+		return AdmissionDecision{}, err
+	}
+	return *res.Admission, nil
+}
+
+// Admission verifies src and answers the admission query (spec §15). The
+// returned result carries the verification (workflow rows, integrity) and
+// the decision in [Result.Admission]; its ExitCode is 0 for admitted or
+// exempt and 1 for not_admitted.
+func (v *Verifier) Admission(ctx context.Context, src Source, q GateQuery) (*Result, error) {
+	if err := q.normalize(); err != nil {
+		return nil, err
+	}
+	dec := &AdmissionDecision{Profile: q.Profile, BundleVersion: strp(q.BundleVersion), BundleSHA256: strp(q.BundleSHA256)}
+	notAdmitted := func(reason, detail string) {
+		dec.Decision, dec.Reason, dec.Detail = DecisionNotAdmitted, strp(reason), strp(detail)
+	}
+	exempt := func(detail string) {
+		dec.Decision, dec.Detail = DecisionExempt, strp(detail)
+	}
+	emptyResult := func() *Result {
+		r := &Result{MediaType: MediaType, At: v.evalTime().Format("2006-01-02T15:04:05Z"),
+			TrustRoot: TrustRootInfo{Pinned: append([]string{}, v.list...)}, Documents: []DocumentResult{},
+			Targets: []TargetResult{}, WorkflowAdmissions: []WorkflowAdmission{}, Notes: []string{},
+			Integrity: IntegrityVerified, Requirements: "none"}
+		if src.embedded {
+			s := SnapshotDate
+			r.Snapshot = &s
+		}
+		return r
+	}
+	finish := func(res *Result) *Result {
+		res.Admission = dec
+		res.ExitCode = 0
+		if !dec.Admitted() {
+			res.ExitCode = 1
+		}
+		return res
+	}
+	// Checked first: the bundle directory must fully verify.
+	if q.BundleErrorKind != "" {
+		notAdmitted(ReasonUnverifiable, "bundle_"+q.BundleErrorKind)
+		return finish(emptyResult()), nil
+	}
+	if q.Profile == ProfileDemo {
+		exempt("demo_profile")
+		return finish(emptyResult()), nil
+	}
+	if tutorialBundles[q.BundleSHA256] {
+		exempt("synthetic_tutorial")
+		return finish(emptyResult()), nil
+	}
+	res, err := v.Verify(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	hasWorkflowDoc := false
+	globalDetail := ""
+	for _, d := range res.Documents {
+		if d.Kind == DocWorkflowLedger || d.Kind == DocWorkflowProjection {
+			hasWorkflowDoc = true
+			if d.Detail != nil && globalDetail == "" {
+				globalDetail = *d.Detail
+			}
+		}
+	}
+	if !hasWorkflowDoc {
+		return nil, ErrNoWorkflowDocument
+	}
+	rows := res.WorkflowAdmissions
+	switch {
+	case globalDetail != "":
+		reason := ReasonUnverifiable
+		if globalDetail == "projection_mismatch" {
+			reason = ReasonMismatched
+		}
+		notAdmitted(reason, globalDetail)
+		return finish(res), nil
+	case res.Keyless != nil && !res.Keyless.Verified:
+		notAdmitted(ReasonUnverifiable, "keyless_verification_failed")
+		return finish(res), nil
+	}
+	for _, w := range rows {
+		if !w.attributed {
+			notAdmitted(ReasonUnverifiable, "ledger_row_unattributed")
+			return finish(res), nil
+		}
+	}
+	var latest *WorkflowAdmission
+	labelSeen := false
+	for i := range rows {
+		w := &rows[i]
+		if q.BundleVersion != "" && w.BundleVersion != nil && *w.BundleVersion == q.BundleVersion {
+			labelSeen = true
+		}
+		if w.BundleSHA256 == nil || *w.BundleSHA256 != q.BundleSHA256 {
+			continue
+		}
+		if latest == nil || deref(w.IssuedAt) >= deref(latest.IssuedAt) {
+			latest = w
+		}
+	}
+	switch {
+	case latest == nil && labelSeen:
+		notAdmitted(ReasonMismatched, "bundle_sha256_differs")
+	case latest == nil:
+		notAdmitted(ReasonMissing, "no_admission_for_bundle")
+	case q.BundleVersion != "" && deref(latest.BundleVersion) != q.BundleVersion:
+		notAdmitted(ReasonMismatched, "bundle_version_differs")
+	case latest.Verdict != VerdictActive:
+		notAdmitted(deref(latest.Reason), deref(latest.Detail))
+	default:
+		dec.Decision = DecisionAdmitted
+		dec.AdmissionID = latest.AdmissionID
+	}
+	return finish(res), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
