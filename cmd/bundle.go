@@ -9,6 +9,9 @@ func newBundleCmd(io *IO) *cobra.Command {
 		Use:   "bundle",
 		Short: "Read and verify openadapt-flow bundles exactly as Flow does",
 	}
-	_ = io
+	c.AddCommand(
+		newBundleVerifyCmd(io),
+		newBundleInspectCmd(io),
+	)
 	return c
 }

@@ -1,0 +1,231 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+)
+
+// bundleInspectionMediaType identifies the `bundle inspect --json` document.
+const bundleInspectionMediaType = "application/vnd.openadapt-agent.bundle-inspection+json;version=1"
+
+type bundleInspectOptions struct {
+	path      string
+	asJSON    bool
+	protected bool
+}
+
+func newBundleInspectCmd(io *IO) *cobra.Command {
+	var o bundleInspectOptions
+	c := &cobra.Command{
+		Use:   "inspect PATH",
+		Short: "Show the PHI-safe metadata of bundles (--protected adds names, intents, values)",
+		Long: `Fully verify and describe every bundle under PATH (a bundle folder, or a folder
+whose immediate subfolders are bundles).
+
+By default only PHI-safe facts are shown: opaque id, integrity, digests, counts,
+parameter names and types, compiler version and certification status.
+--protected adds the display name, slugs, step intents and recorded example
+values, and prints a warning on stderr. Exit 0 when every bundle verified, 1
+otherwise, 2 for usage errors and unreadable operands.`,
+		Args: exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			o.path = args[0]
+			return runBundleInspect(io, &o)
+		},
+	}
+	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	c.Flags().BoolVar(&o.protected, "protected", false, "also print protected data: names, step intents, recorded values")
+	return c
+}
+
+type inspectCertification struct {
+	Certified           *bool  `json:"certified"`
+	CertificationStatus string `json:"certification_status"`
+}
+
+type inspectProtected struct {
+	Name           string              `json:"name"`
+	AgentSlug      string              `json:"agent_slug"`
+	SkillSlug      string              `json:"skill_slug"`
+	StepIntents    []string            `json:"step_intents"`
+	RecordedParams []inspectNamedValue `json:"recorded_params"`
+	SpecExamples   []inspectNamedValue `json:"spec_examples"`
+}
+
+type inspectNamedValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type inspectEntry struct {
+	verifyEntry
+	LegacyParams    []string              `json:"legacy_params"`
+	SecretParams    []string              `json:"secret_params"`
+	ManifestSource  *string               `json:"manifest_source"`
+	CompilerVersion *string               `json:"compiler_version"`
+	Certification   *inspectCertification `json:"certification"`
+	Protected       *inspectProtected     `json:"protected,omitempty"`
+}
+
+func newInspectEntry(b *bundle.Bundle, protected bool) inspectEntry {
+	e := inspectEntry{
+		verifyEntry:     newVerifyEntry(b),
+		LegacyParams:    orEmpty(b.LegacyParams),
+		SecretParams:    orEmpty(b.SecretParams),
+		ManifestSource:  nullable(b.ManifestSource),
+		CompilerVersion: nullable(b.CompilerVersion),
+	}
+	if !b.Loaded() {
+		e.LegacyParams, e.SecretParams = nil, nil
+	}
+	if p := b.Provenance; p != nil {
+		e.Certification = &inspectCertification{Certified: p.Certified, CertificationStatus: p.CertificationStatus}
+	}
+	if protected {
+		if p, err := b.Protected(); err == nil {
+			ip := &inspectProtected{
+				Name: p.Name, AgentSlug: p.AgentSlug, SkillSlug: p.SkillSlug,
+				StepIntents:    orEmpty(p.StepIntents),
+				RecordedParams: []inspectNamedValue{},
+				SpecExamples:   []inspectNamedValue{},
+			}
+			for _, nv := range p.RecordedParams {
+				ip.RecordedParams = append(ip.RecordedParams, inspectNamedValue{nv.Name, nv.Value})
+			}
+			for _, nv := range p.SpecExamples {
+				ip.SpecExamples = append(ip.SpecExamples, inspectNamedValue{nv.Name, nv.Value})
+			}
+			e.Protected = ip
+		}
+	}
+	return e
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func runBundleInspect(io *IO, o *bundleInspectOptions) error {
+	bs, err := discoverOperand(o.path, bundle.WithLevel(bundle.Full))
+	if err != nil {
+		return err
+	}
+	if o.protected {
+		fmt.Fprintln(io.Err, "openadapt-agent: warning: --protected prints protected data (workflow names, step intents, recorded values); keep it local")
+	}
+	entries := make([]inspectEntry, 0, len(bs))
+	for _, b := range bs {
+		entries = append(entries, newInspectEntry(b, o.protected))
+	}
+	if o.asJSON {
+		err = writeJSON(io.Out, struct {
+			MediaType string         `json:"mediaType"`
+			Bundles   []inspectEntry `json:"bundles"`
+		}{bundleInspectionMediaType, entries})
+	} else {
+		err = writeInspectText(io.Out, entries)
+	}
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if !b.Verified() {
+			return errCheckFailed
+		}
+	}
+	return nil
+}
+
+// quoteText renders a protected or free-text value on one line.
+func quoteText(s string) string { return strconv.Quote(s) }
+
+func writeInspectText(w io.Writer, entries []inspectEntry) error {
+	var sb strings.Builder
+	line := func(k, v string) { fmt.Fprintf(&sb, "%-18s %s\n", k+":", v) }
+	orDash := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	intOrDash := func(p *int) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.Itoa(*p)
+	}
+	for i, e := range entries {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		line("path", displayPath(e.Path))
+		line("workflow_id", e.WorkflowID)
+		line("integrity", e.Integrity)
+		line("error_kind", orDash(e.ErrorKind))
+		line("encrypted", strconv.FormatBool(e.Encrypted))
+		line("content_digest", orDash(e.ContentDigest))
+		line("bundle_version", orDash(e.BundleVersion))
+		line("schema_version", intOrDash(e.SchemaVersion))
+		line("step_count", intOrDash(e.StepCount))
+		line("action_step_count", intOrDash(e.ActionStepCount))
+		line("manifest_source", orDash(e.ManifestSource))
+		line("compiler_version", orDash(e.CompilerVersion))
+		cert := "-"
+		if c := e.Certification; c != nil {
+			cert = "unknown"
+			if c.Certified != nil {
+				cert = strconv.FormatBool(*c.Certified)
+			}
+			if c.CertificationStatus != "" {
+				cert += " (" + c.CertificationStatus + ")"
+			}
+		}
+		line("certified", cert+" [unprotected provenance, informational]")
+		if e.Parameters != nil {
+			line("parameters", strconv.Itoa(len(*e.Parameters)))
+			for _, p := range *e.Parameters {
+				flags := []string{p.Type}
+				if p.Required {
+					flags = append(flags, "required")
+				} else {
+					flags = append(flags, "optional")
+				}
+				if p.Secret {
+					flags = append(flags, "secret")
+				}
+				if len(p.Choices) > 0 {
+					flags = append(flags, "choices="+strconv.Itoa(len(p.Choices)))
+				}
+				fmt.Fprintf(&sb, "  - %s (%s)\n", quoteText(p.Name), strings.Join(flags, ", "))
+			}
+		}
+		if p := e.Protected; p != nil {
+			line("name", quoteText(p.Name))
+			line("agent_slug", p.AgentSlug)
+			line("skill_slug", p.SkillSlug)
+			line("step_intents", strconv.Itoa(len(p.StepIntents)))
+			for j, in := range p.StepIntents {
+				fmt.Fprintf(&sb, "  %d. %s\n", j+1, quoteText(in))
+			}
+			line("recorded_params", strconv.Itoa(len(p.RecordedParams)))
+			for _, nv := range p.RecordedParams {
+				fmt.Fprintf(&sb, "  - %s = %s\n", quoteText(nv.Name), quoteText(nv.Value))
+			}
+			line("spec_examples", strconv.Itoa(len(p.SpecExamples)))
+			for _, nv := range p.SpecExamples {
+				fmt.Fprintf(&sb, "  - %s = %s\n", quoteText(nv.Name), quoteText(nv.Value))
+			}
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}

@@ -1,0 +1,195 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+)
+
+// bundleVerificationMediaType identifies the `bundle verify --json` document.
+const bundleVerificationMediaType = "application/vnd.openadapt-agent.bundle-verification+json;version=1"
+
+type bundleVerifyOptions struct {
+	paths       []string
+	asJSON      bool
+	allowLegacy bool
+}
+
+func newBundleVerifyCmd(io *IO) *cobra.Command {
+	var o bundleVerifyOptions
+	c := &cobra.Command{
+		Use:   "verify PATH...",
+		Short: "Fully verify bundles exactly as openadapt-flow does",
+		Long: `Fully verify every bundle under each PATH: the content digest and every listed
+asset; sealed bundles are decrypted with OPENADAPT_BUNDLE_KEY. Each PATH is its own
+discovery root: a bundle folder, or a folder whose immediate subfolders are bundles.
+
+Prints one line per bundle: integrity, workflow id, digest or error kind, path.
+Exit 0 when every bundle verified; 1 when any failed or is legacy-unverified (a
+bundle without a manifest; --allow-legacy lets it pass with a warning); 2 for
+usage errors and operands that do not exist or cannot be read.`,
+		Args: minArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			o.paths = args
+			return runBundleVerify(io, &o)
+		},
+	}
+	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	c.Flags().BoolVar(&o.allowLegacy, "allow-legacy", false, "let legacy bundles without a manifest pass (with a warning)")
+	return c
+}
+
+// discoverOperand discovers one operand. A root that cannot be used is an
+// input error (exit 2); a root holding no bundle is reported as not_a_bundle.
+func discoverOperand(path string, opts ...bundle.Option) ([]*bundle.Bundle, error) {
+	bs, err := bundle.Discover(path, opts...)
+	if err != nil {
+		if errors.Is(err, bundle.ErrRoot) {
+			return nil, usageErrorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
+	if len(bs) == 0 {
+		b, err := bundle.Load(path, opts...)
+		if b == nil {
+			return nil, usageErrorf("%s: %w", path, err)
+		}
+		bs = []*bundle.Bundle{b}
+	}
+	return bs, nil
+}
+
+func runBundleVerify(io *IO, o *bundleVerifyOptions) error {
+	var all []*bundle.Bundle
+	for _, p := range o.paths {
+		bs, err := discoverOperand(p, bundle.WithLevel(bundle.Full))
+		if err != nil {
+			return err
+		}
+		all = append(all, bs...)
+	}
+	ok := true
+	for _, b := range all {
+		switch b.Integrity {
+		case bundle.Verified:
+		case bundle.LegacyUnverified:
+			if o.allowLegacy {
+				fmt.Fprintf(io.Err, "openadapt-agent: warning: %s: legacy bundle without a manifest is unverified; allowed by --allow-legacy\n", displayPath(b.Dir))
+			} else {
+				ok = false
+			}
+		default:
+			ok = false
+		}
+	}
+	var err error
+	if o.asJSON {
+		err = writeVerifyJSON(io.Out, all)
+	} else {
+		err = writeVerifyLines(io.Out, all)
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errCheckFailed
+	}
+	return nil
+}
+
+// displayPath quotes a path that holds control or line-separator characters
+// so it cannot forge output lines.
+func displayPath(p string) string {
+	if strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' }) {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+func writeVerifyLines(w io.Writer, bs []*bundle.Bundle) error {
+	for _, b := range bs {
+		detail := "unverified"
+		switch b.Integrity {
+		case bundle.Verified:
+			detail = b.BundleSHA256()
+		case bundle.Failed:
+			detail = string(b.ErrorKind)
+		}
+		if _, err := fmt.Fprintf(w, "%s %s %s %s\n", b.Integrity, b.ID, detail, displayPath(b.Dir)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyEntry is one bundle of the verification document. Field names are a
+// contract (acceptance checks read them).
+type verifyEntry struct {
+	Path            string          `json:"path"`
+	Integrity       string          `json:"integrity"`
+	ErrorKind       *string         `json:"error_kind"`
+	WorkflowID      string          `json:"workflow_id"`
+	ContentDigest   *string         `json:"content_digest"`
+	BundleVersion   *string         `json:"bundle_version"`
+	Encrypted       bool            `json:"encrypted"`
+	SchemaVersion   *int            `json:"schema_version"`
+	StepCount       *int            `json:"step_count"`
+	ActionStepCount *int            `json:"action_step_count"`
+	Parameters      *[]bundle.Param `json:"parameters"`
+}
+
+func newVerifyEntry(b *bundle.Bundle) verifyEntry {
+	e := verifyEntry{
+		Path:          b.Dir,
+		Integrity:     string(b.Integrity),
+		WorkflowID:    b.ID,
+		ContentDigest: nullable(b.ContentDigest),
+		BundleVersion: nullable(b.BundleVersion),
+		Encrypted:     b.Encrypted,
+	}
+	if b.ErrorKind != "" {
+		k := string(b.ErrorKind)
+		e.ErrorKind = &k
+	}
+	if b.Loaded() {
+		sv, sc, ac := b.SchemaVersion, b.StepCount, b.ActionStepCount
+		params := b.Params
+		if params == nil {
+			params = []bundle.Param{}
+		}
+		e.SchemaVersion, e.StepCount, e.ActionStepCount, e.Parameters = &sv, &sc, &ac, &params
+	}
+	return e
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func writeJSON(w io.Writer, doc any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func writeVerifyJSON(w io.Writer, bs []*bundle.Bundle) error {
+	doc := struct {
+		MediaType string        `json:"mediaType"`
+		Bundles   []verifyEntry `json:"bundles"`
+	}{MediaType: bundleVerificationMediaType, Bundles: make([]verifyEntry, 0, len(bs))}
+	for _, b := range bs {
+		doc.Bundles = append(doc.Bundles, newVerifyEntry(b))
+	}
+	return writeJSON(w, doc)
+}
