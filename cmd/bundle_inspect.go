@@ -120,7 +120,7 @@ func runBundleInspect(io *IO, o *bundleInspectOptions) error {
 		return err
 	}
 	if o.protected {
-		fmt.Fprintln(io.Err, "openadapt-agent: warning: --protected prints protected data (workflow names, step intents, recorded values); keep it local")
+		warnf(io.Err, "--protected prints protected data (workflow names, step intents, recorded values); keep it local")
 	}
 	entries := make([]inspectEntry, 0, len(bs))
 	for _, b := range bs {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,7 +80,7 @@ func runBundleVerify(io *IO, o *bundleVerifyOptions) error {
 		case bundle.Verified:
 		case bundle.LegacyUnverified:
 			if o.allowLegacy {
-				fmt.Fprintf(io.Err, "openadapt-agent: warning: %s: legacy bundle without a manifest is unverified; allowed by --allow-legacy\n", displayPath(b.Dir))
+				warnf(io.Err, "%s: legacy bundle without a manifest is unverified; allowed by --allow-legacy", displayPath(b.Dir))
 			} else {
 				ok = false
 			}
@@ -174,13 +173,6 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-func writeJSON(w io.Writer, doc any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
 }
 
 func writeVerifyJSON(w io.Writer, bs []*bundle.Bundle) error {
