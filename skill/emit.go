@@ -404,4 +404,3 @@ func workflowIDOf(dir string) string {
 	}
 	return ""
 }
-
