@@ -2,18 +2,91 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 
-// newServeCmd is `serve`, the governed local stdio MCP server.
+// newServeCmd is `serve`, the governed local stdio MCP server
+// (shared/spec/mcp-surface.md §1).
 func newServeCmd(io *IO) *cobra.Command {
-	_ = io
-	return &cobra.Command{
+	var o serve.Options
+	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the governed local stdio MCP server",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("serve is not available in this build yet")
+		Long: `serve runs the governed MCP server over local stdio (never HTTP). Stdout carries
+JSON-RPC only; the banner, warnings and logs go to stderr.
+
+Register it with an MCP client, for example:
+  claude mcp add openadapt -- openadapt-agent serve --bundles DIR --allow-run --runs-dir /abs/runs`,
+		Args: noArgs(),
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.FlowCLISet = c.Flags().Changed("flow-cli")
+			switch o.ToolMode {
+			case "per-workflow", "catalog":
+			default:
+				return usageErrorf("--tool-mode must be per-workflow or catalog")
+			}
+			if o.RunWait < 1 || o.RunWait > 3600 {
+				return usageErrorf("--run-wait must be an integer from 1 to 3600")
+			}
+			o.Version = buildinfo.Version()
+			// Nothing but JSON-RPC may reach stdout: route the process-wide
+			// loggers to stderr.
+			log.SetOutput(io.Err)
+			slog.SetDefault(slog.New(slog.NewTextHandler(io.Err, &slog.HandlerOptions{Level: slog.LevelWarn})))
+
+			srv, err := serve.New(o, io.Err)
+			if err != nil {
+				var ce *serve.ConfigError
+				if errors.As(err, &ce) {
+					fmt.Fprintf(io.Err, "serve: %s\n", oneLine(ce.Msg))
+					return usageError(errCheckFailed)
+				}
+				return err
+			}
+			fmt.Fprint(io.Err, srv.Banner())
+			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGHUP)
+			defer stop()
+			if err := srv.Serve(ctx, io.In, io.Out); err != nil {
+				if errors.Is(err, serve.ErrFrameTooLarge) {
+					return errCheckFailed
+				}
+				return errors.New("serve: the session ended with an internal failure")
+			}
+			return nil
 		},
 	}
+	f := c.Flags()
+	f.SortFlags = false
+	f.StringVar(&o.Bundles, "bundles", "", "a bundle directory, or a directory whose immediate subdirectories are bundles")
+	f.BoolVar(&o.AllowRun, "allow-run", false, "register one governed run tool per available workflow")
+	f.BoolVar(&o.AllowProtectedExport, "allow-protected-export", false, "DANGER: add raw labels, recorded values, intents, local paths, report bodies and Flow output to results; only for a client inside the same protected data boundary")
+	f.BoolVar(&o.AllowSyntheticRecordedDefaults, "allow-synthetic-recorded-defaults", false, "DEMO ONLY: omitted parameters fall back to recorded values inside Flow (requires --allow-run)")
+	f.BoolVar(&o.AllowAttendedActions, "allow-attended-actions", false, "register the attended Reject/Teach/Escalate actions (Continue and Skip also need --config); not available in this build")
+	f.StringVar(&o.URL, "url", "", "target URL passed to every flow run")
+	f.StringVar(&o.Config, "config", "", "deployment config YAML, forwarded to flow run and certify")
+	f.StringVar(&o.Policy, "policy", "", "policy name or path, forwarded to flow run and certify")
+	f.StringVar(&o.RunsDir, "runs-dir", "runs", "run directories and the agent state directory (pass an absolute path)")
+	f.Float64Var(&o.Timeout, "timeout", 600, "hard limit in seconds per Flow process")
+	f.BoolVar(&o.AllowURLOverride, "allow-url-override", false, "permit a per-call url argument")
+	f.StringVar(&o.FlowCLI, "flow-cli", "openadapt-flow", "Flow command prefix (POSIX shell quoting, no expansion)")
+	f.StringArrayVar(&o.ExtraRunArgs, "extra-run-arg", nil, "argument appended verbatim to every flow run (repeatable; use --extra-run-arg=--flag)")
+	f.BoolVar(&o.Headed, "headed", false, "visible browser (reserved for attended and tutorial runs; no effect in this build)")
+	f.BoolVar(&o.AllowModelGrounding, "allow-model-grounding", false, "applies only to the attended deployment config (no effect in this build)")
+	f.BoolVar(&o.Tutorial, "tutorial", false, "serve the synthetic MockMed tutorial; not available in this build")
+	f.BoolVar(&o.Authoring, "authoring", false, "register the authoring tools; not available in this build")
+	f.StringVar(&o.ToolMode, "tool-mode", "per-workflow", "per-workflow or catalog (search_workflows + run_workflow, for large bundle sets)")
+	f.IntVar(&o.RunWait, "run-wait", 40, "seconds a run call waits before returning status running (1-3600)")
+	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass one more environment variable to Flow (repeatable, at most 32)")
+	f.StringVar(&o.AuditLog, "audit-log", "", "audit log path, or off (default <runs-dir>/.openadapt-agent/audit.jsonl)")
+	f.StringVar(&o.Ledger, "ledger", "", "admission ledger file or evidence-root directory (default: the embedded snapshot)")
+	return c
 }

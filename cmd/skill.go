@@ -18,7 +18,6 @@ func newSkillCmd(io *IO) *cobra.Command {
 	c.AddCommand(
 		newSkillValidateCmd(io),
 		newSkillPackCmd(io),
-		newSkillEmitCmd(io),
 	)
 	return c
 }

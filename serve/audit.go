@@ -1,0 +1,164 @@
+package serve
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// auditRec is the typed audit record of §11. The writer accepts only this
+// type; every string field is an enum, a registered tool name, or an id that
+// passed its pattern and belongs to this server. Handlers set ids only after
+// resolving them, so an unknown caller-supplied id is never recorded.
+type auditRec struct {
+	Tool        *string
+	Status      *string
+	Code        *string
+	Replayed    *bool
+	WorkflowID  *string
+	RunID       *string
+	AttentionID *string
+}
+
+type auditLine struct {
+	V           int     `json:"v"`
+	TS          string  `json:"ts"`
+	Event       string  `json:"event"`
+	Session     *string `json:"session"`
+	Tool        *string `json:"tool"`
+	Status      *string `json:"status"`
+	Code        *string `json:"code"`
+	IsError     bool    `json:"is_error"`
+	DurationMS  int64   `json:"duration_ms"`
+	Replayed    *bool   `json:"replayed"`
+	WorkflowID  *string `json:"workflow_id"`
+	RunID       *string `json:"run_id"`
+	AttentionID *string `json:"attention_id"`
+	DecisionID  *string `json:"decision_id"`
+	Protocol    *string `json:"protocol"`
+}
+
+type auditLog struct {
+	mu     sync.Mutex
+	f      *os.File
+	warned bool
+	warn   func()
+}
+
+var knownProtocols = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+var statusEnum = []string{"success", "halt", "refused", "timeout", "error", "running", "interrupted", "ok"}
+
+func (a *auditLog) write(l auditLine) {
+	if a == nil || a.f == nil {
+		return
+	}
+	l.V = 1
+	l.TS = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	if l.Status != nil && !slices.Contains(statusEnum, *l.Status) {
+		l.Status = nil
+	}
+	if l.Code != nil {
+		if _, ok := copyFor[Code(*l.Code)]; !ok {
+			l.Code = nil
+		}
+	}
+	if l.Protocol != nil && !slices.Contains(knownProtocols, *l.Protocol) {
+		l.Protocol = nil
+	}
+	if l.WorkflowID != nil && !workflowIDRE.MatchString(*l.WorkflowID) {
+		l.WorkflowID = nil
+	}
+	if l.RunID != nil && !runIDRE.MatchString(*l.RunID) {
+		l.RunID = nil
+	}
+	if l.AttentionID != nil && !attentionRE.MatchString(*l.AttentionID) {
+		l.AttentionID = nil
+	}
+	data, err := json.Marshal(l)
+	if err != nil {
+		return
+	}
+	data = append(data, '\n')
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.f.Write(data); err != nil && !a.warned {
+		a.warned = true
+		if a.warn != nil {
+			a.warn()
+		}
+	}
+}
+
+func (a *auditLog) close() {
+	if a == nil || a.f == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.f.Close()
+	a.f = nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sessionID returns the random per-session audit id.
+func (s *Server) sessionID(ss *mcp.ServerSession) *string {
+	if ss == nil {
+		return nil
+	}
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	if s.sessions == nil {
+		s.sessions = map[*mcp.ServerSession]string{}
+	}
+	id, ok := s.sessions[ss]
+	if !ok {
+		id = randomHex(8)
+		s.sessions[ss] = id
+	}
+	return &id
+}
+
+func (s *Server) writeAudit(ss *mcp.ServerSession, rec *auditRec, start time.Time, _ any, isErr bool) {
+	var proto *string
+	if ss != nil {
+		if ip := ss.InitializeParams(); ip != nil {
+			p := ip.ProtocolVersion
+			proto = &p
+		}
+	}
+	tool := rec.Tool
+	if tool == nil {
+		u := "unknown"
+		tool = &u
+	}
+	status := rec.Status
+	if status == nil && rec.Code == nil && !isErr {
+		ok := "ok"
+		status = &ok
+	}
+	s.audit.write(auditLine{
+		Event: "tool_call", Session: s.sessionID(ss), Tool: tool, Status: status, Code: rec.Code,
+		IsError: isErr, DurationMS: time.Since(start).Milliseconds(), Replayed: rec.Replayed,
+		WorkflowID: rec.WorkflowID, RunID: rec.RunID, AttentionID: rec.AttentionID, Protocol: proto,
+	})
+}
+
+// auditRunEnd writes the run_end line of a run that became terminal.
+func (s *Server) auditRunEnd(workflowID, runID, status string, dur time.Duration) {
+	s.audit.write(auditLine{
+		Event: "run_end", Status: &status, DurationMS: dur.Milliseconds(),
+		WorkflowID: &workflowID, RunID: &runID,
+	})
+}

@@ -1,0 +1,164 @@
+package serve
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// workflow is one discovered bundle as the server sees it. Fields marked
+// protected reach the wire only with protected export (§6.4).
+type workflow struct {
+	id        string // opaque id, with a dedupe suffix when needed
+	baseID    string // id without the suffix; idempotency bindings use it
+	dir       string // absolute bundle directory (protected)
+	available bool
+	errClass  string // local error class when unavailable
+
+	params        []string // declared parameters (§6.5), declared order
+	stepCount     int
+	schemaVersion *int
+	encrypted     bool
+	contentDigest string // manifest content_digest (64 hex) when loadable
+
+	// protected
+	slug     string
+	name     *string
+	recorded map[string]string
+	intents  []string
+	loadErr  *string
+}
+
+// sortedParams returns the declared parameters sorted by name.
+func (w *workflow) sortedParams() []string {
+	s := append([]string(nil), w.params...)
+	slices.Sort(s)
+	return s
+}
+
+var (
+	paramNameRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	workflowIDRE = regexp.MustCompile(`^workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
+	runShapedRE  = regexp.MustCompile(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
+	runIDRE      = regexp.MustCompile(`^run-[0-9a-f]{24}$`)
+	attentionRE  = regexp.MustCompile(`^[0-9a-f]{24}$`)
+	idemKeyRE    = regexp.MustCompile(`^[A-Za-z0-9._:-]{16,200}$`)
+)
+
+// checkParamNames applies the availability rules of §6.5 to the declared
+// parameter names: it returns the error class, or "".
+func checkParamNames(params []string) string {
+	for _, p := range params {
+		if p == "url" || p == "idempotency_key" {
+			return "reserved_parameter_name"
+		}
+	}
+	for _, p := range params {
+		if !paramNameRE.MatchString(p) {
+			return "unsupported_parameter_name"
+		}
+	}
+	return ""
+}
+
+// catalog is the static set of workflows of one server.
+type catalog struct {
+	workflows []*workflow // discovery order
+	byID      map[string]*workflow
+}
+
+func newCatalog(ws []*workflow) *catalog {
+	c := &catalog{workflows: ws, byID: make(map[string]*workflow, len(ws))}
+	for _, w := range ws {
+		c.byID[w.id] = w
+	}
+	return c
+}
+
+// lookup resolves an id. Unknown, foreign and malformed ids are all "not
+// found": one answer (§6.6).
+func (c *catalog) lookup(id string) *workflow {
+	if !workflowIDRE.MatchString(id) {
+		return nil
+	}
+	return c.byID[id]
+}
+
+// search implements the matching of §5.7.
+func (c *catalog) search(terms []string, availableOnly, export bool) []*workflow {
+	var out []*workflow
+	for _, w := range c.workflows {
+		if availableOnly && !w.available {
+			continue
+		}
+		if matchesAll(w, terms, export) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func matchesAll(w *workflow, terms []string, export bool) bool {
+	for _, t := range terms {
+		hit := strings.Contains(w.id, t)
+		for _, p := range w.params {
+			if hit {
+				break
+			}
+			hit = strings.Contains(strings.ToLower(p), t)
+		}
+		if !hit && export && w.name != nil {
+			hit = strings.Contains(strings.ToLower(*w.name), t)
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeQuery lowercases and splits a query into at most 8 terms.
+func normalizeQuery(q string) []string {
+	f := strings.Fields(strings.ToLower(q))
+	if len(f) > 8 {
+		f = f[:8]
+	}
+	return f
+}
+
+type cursorPayload struct {
+	Offset  int    `json:"offset"`
+	Binding string `json:"query_binding"`
+}
+
+func queryBinding(terms []string, availableOnly bool) string {
+	h := sha256.New()
+	b, _ := json.Marshal(struct {
+		T []string `json:"t"`
+		A bool     `json:"a"`
+	}{terms, availableOnly})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func encodeCursor(offset int, binding string) string {
+	b, _ := json.Marshal(cursorPayload{offset, binding})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor returns the offset of a cursor bound to binding, or ok false.
+func decodeCursor(s, binding string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return 0, false
+	}
+	var p cursorPayload
+	if err := json.Unmarshal(b, &p); err != nil || p.Binding != binding || p.Offset < 0 {
+		return 0, false
+	}
+	return p.Offset, true
+}

@@ -1,0 +1,163 @@
+package serve
+
+// Code is a stable failure-envelope code (mcp-surface.md §3.2).
+type Code string
+
+// The failure codes, in the table order of mcp-surface.md §3.2. The order is
+// part of the wire: it is the enum order of the failure envelope F.
+const (
+	CodeInvalidArguments       Code = "invalid_arguments"
+	CodeUnknownWorkflow        Code = "unknown_workflow"
+	CodeWorkflowUnavailable    Code = "workflow_unavailable"
+	CodeRunToolsDisabled       Code = "run_tools_disabled"
+	CodeURLOverrideRefused     Code = "url_override_refused"
+	CodeIdempotencyConflict    Code = "idempotency_conflict"
+	CodeAdmissionRequired      Code = "admission_required"
+	CodeFlowNotFound           Code = "flow_not_found"
+	CodeUnsafeRunID            Code = "unsafe_run_id"
+	CodeReportUnavailable      Code = "report_unavailable"
+	CodeAttentionNotFound      Code = "attention_not_found"
+	CodeCapabilityStale        Code = "capability_stale"
+	CodeActionNotAllowed       Code = "action_not_allowed"
+	CodeElicitationUnsupported Code = "elicitation_unsupported"
+	CodeOperatorDeclined       Code = "operator_declined"
+	CodeDeliveryUncertain      Code = "delivery_uncertain"
+	CodeAdmitRefused           Code = "admit_refused"
+	CodeAuthoringUnavailable   Code = "authoring_unavailable"
+	CodeCoachOnly              Code = "coach_only"
+	CodeResultTooLarge         Code = "result_too_large"
+	CodeInternalError          Code = "internal_error"
+)
+
+// allCodes is the enum of the failure envelope, in §3.2 table order.
+var allCodes = []Code{
+	CodeInvalidArguments, CodeUnknownWorkflow, CodeWorkflowUnavailable, CodeRunToolsDisabled,
+	CodeURLOverrideRefused, CodeIdempotencyConflict, CodeAdmissionRequired, CodeFlowNotFound,
+	CodeUnsafeRunID, CodeReportUnavailable, CodeAttentionNotFound, CodeCapabilityStale,
+	CodeActionNotAllowed, CodeElicitationUnsupported, CodeOperatorDeclined, CodeDeliveryUncertain,
+	CodeAdmitRefused, CodeAuthoringUnavailable, CodeCoachOnly, CodeResultTooLarge, CodeInternalError,
+}
+
+type codeCopy struct{ message, recovery string }
+
+// copyFor is the fixed product copy of each code. Nothing here is ever
+// formatted with caller input, names, paths or Flow output.
+var copyFor = map[Code]codeCopy{
+	CodeInvalidArguments: {
+		"The arguments do not match this tool's input schema.",
+		"Check the tool's input schema: send only the declared keys, every required key, and string values, then call again.",
+	},
+	CodeUnknownWorkflow: {
+		"No workflow with that id is served here.",
+		"Use an id returned by list_workflows or search_workflows on this server.",
+	},
+	CodeWorkflowUnavailable: {
+		"This workflow is listed but could not be loaded safely, so it cannot run.",
+		"Ask the operator to repair or re-export the bundle and restart the server. Do not retry unchanged.",
+	},
+	CodeRunToolsDisabled: {
+		"Run tools are disabled on this server.",
+		"The operator must restart the server with --allow-run to enable governed runs.",
+	},
+	CodeURLOverrideRefused: {
+		"A per-call url is not accepted by this server. Nothing was executed.",
+		"Call again without the url argument; the operator fixes the target URL at server start.",
+	},
+	CodeIdempotencyConflict: {
+		"This idempotency_key is already bound to a different call. Nothing was executed.",
+		"Reuse an idempotency_key only to retry the identical call; use a new key for a different call.",
+	},
+	CodeAdmissionRequired: {
+		"No active workflow admission covers this exact bundle. Nothing was executed.",
+		"Ask the Authority to admit this exact bundle version, or ask the operator to restart the server with --ledger pointing to a verified ledger that includes it. Do not retry unchanged.",
+	},
+	CodeFlowNotFound: {
+		"The openadapt-flow command could not be found. Nothing was executed.",
+		"Ask the operator to install openadapt-flow or restart the server with --flow-cli naming it.",
+	},
+	CodeUnsafeRunID: {
+		"The run_id is not a well-formed run id.",
+		"Pass a run_id exactly as a run tool returned it (run- followed by 24 hex characters).",
+	},
+	CodeReportUnavailable: {
+		"No run report is available for that run_id.",
+		"Use a run_id that a run tool on this runs directory returned.",
+	},
+	CodeAttentionNotFound: {
+		"No current Needs Attention item has that id.",
+		"Call list_needs_attention and use an id from its current items.",
+	},
+	CodeCapabilityStale: {
+		"The capability digest is not the current one for this item. Nothing was dispatched.",
+		"Reload the item with get_attention_item and use its current capability digest.",
+	},
+	CodeActionNotAllowed: {
+		"The current capability does not allow this action. Nothing was dispatched.",
+		"Reload the item with get_attention_item and choose one of its allowed actions.",
+	},
+	CodeElicitationUnsupported: {
+		"This client cannot show the operator confirmation form. Nothing was dispatched.",
+		"Use Flow's attended console on this computer, where all attended actions are available.",
+	},
+	CodeOperatorDeclined: {
+		"The local operator did not confirm this action. Nothing was dispatched.",
+		"Do not retry unless the operator asks for it.",
+	},
+	CodeDeliveryUncertain: {
+		"Flow did not return a safe terminal decision; delivery is uncertain.",
+		"Inspect the durable audit and reconcile the live state; do not retry.",
+	},
+	CodeAdmitRefused: {
+		"The admit confirmation was not a one-token ok.",
+		"Ask the person to confirm with ok, yes, or enter.",
+	},
+	CodeAuthoringUnavailable: {
+		"This authoring session lacks the needed capability. Nothing was minted.",
+		"Use Flow's own authoring tools on this computer.",
+	},
+	CodeCoachOnly: {
+		"This backend is coach-only; the agent cannot drive it.",
+		"Let the person perform the step while you coach.",
+	},
+	CodeResultTooLarge: {
+		"The result would exceed the 4 MiB frame limit.",
+		"Use --tool-mode catalog paging or a narrower query.",
+	},
+	CodeInternalError: {
+		"The server hit an unexpected internal failure. Nothing was executed.",
+		"Ask the operator to check the server's local log; do not retry unchanged.",
+	},
+}
+
+// admissionMessage is the fixed refusal copy per ledger reason (§7.5).
+func admissionMessage(reason string) string {
+	switch reason {
+	case "missing", "expired", "revoked", "mismatched", "unverifiable":
+	default:
+		reason = "unverifiable"
+	}
+	return "No active workflow admission covers this exact bundle (ledger reason: " + reason + "). Nothing was executed."
+}
+
+// Fixed notes and run messages (§5.1, §7.4, §8).
+const (
+	noteRunToolsDisabled = "Run tools are disabled unless the operator started the server with --allow-run."
+
+	msgSuccess          = "The governed run completed and its persisted report confirms verified success."
+	msgHaltHalted       = "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence."
+	msgHaltCompletedUnv = "The run completed, but its persisted evidence did not prove verified success. Review it locally before any retry."
+	msgHaltRolledBack   = "The configured compensating action completed. Review the local evidence before any further action."
+	msgHaltNoReport     = "The run ended without a report. Its live effect is uncertain; inspect the protected local run before any retry."
+	msgHaltOther        = "The governed run stopped safely instead of guessing. Review the local Needs Attention queue for protected evidence."
+	msgRefused          = "A governed admission check refused the run. Nothing was executed."
+	msgTimeout          = "The run exceeded its deadline and was stopped. Its live effect is uncertain; inspect the protected local run before any retry."
+	msgUnsignedProd     = "The run reported VERIFIED under a production profile, so its effect was verified, but this local server cannot mint a Seal. Unsigned production success is failure: do not report it as done, and do not retry or repeat it."
+	msgErrorOther       = "The run could not produce a trustworthy terminal result. Inspect the protected local logs and run evidence."
+	msgRunning          = "The governed run is still in progress. Call get_run_report with this run_id and wait_ms for its outcome; do not start it again."
+	msgInterrupted      = "The server stopped while this run was in progress, so it was interrupted. Its live effect is uncertain; inspect the protected local run before any retry."
+	msgProgress         = "Governed run in progress."
+	certNotLoaded       = "The local bundle could not be loaded safely."
+	certNotEvaluated    = "Certification was not evaluated by this server."
+	certPassed          = "The configured policy certification passed."
+	certNotPassed       = "The configured policy certification did not pass."
+)

@@ -1,0 +1,277 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fakeflow"
+)
+
+func TestMain(m *testing.M) {
+	fakeflow.RunIfInvoked()
+	progressEvery = 100 * time.Millisecond
+	os.Exit(m.Run())
+}
+
+// env is a fixture: a bundles root, a runs dir and the fake Flow.
+type env struct {
+	t       *testing.T
+	root    string
+	bundles string
+	runsDir string
+	flow    string
+	record  string
+	environ []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	root := t.TempDir()
+	e := &env{
+		t:       t,
+		root:    root,
+		bundles: filepath.Join(root, "bundles"),
+		runsDir: filepath.Join(root, "runs"),
+		flow:    fakeflow.Install(t),
+		record:  filepath.Join(root, "record.jsonl"),
+	}
+	if err := os.MkdirAll(e.bundles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	reports, _ := filepath.Abs("../testdata/flow/reports")
+	e.environ = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + root,
+		"OPENADAPT_FAKE_FLOW_RECORD=" + e.record,
+		"OPENADAPT_FAKE_FLOW_REPORTS_DIR=" + reports,
+		"OPENADAPT_FAKE_FLOW_SCENARIO_PARAM=scenario",
+	}
+	return e
+}
+
+// demo writes the Demo Triage fixture (param note, two steps) under name.
+func (e *env) demo(dir string, tb testBundle) string {
+	if tb.name == "" {
+		tb.name = "Demo Triage"
+	}
+	if tb.params == nil {
+		tb.params = map[string]string{"note": "Follow-up in 2 weeks"}
+	}
+	if tb.intents == nil {
+		tb.intents = []string{"Open the patient chart", "type note"}
+	}
+	writeBundle(e.t, filepath.Join(e.bundles, dir), tb)
+	return filepath.Join(e.bundles, dir)
+}
+
+func (e *env) opts() Options {
+	return Options{
+		Bundles:  e.bundles,
+		RunsDir:  e.runsDir,
+		Timeout:  60,
+		RunWait:  20,
+		FlowCLI:  e.flow,
+		Environ:  append([]string(nil), e.environ...),
+		Version:  "test",
+		AuditLog: "",
+	}
+}
+
+func (e *env) invocations() []fakeflow.Invocation {
+	inv, err := fakeflow.ReadInvocations(e.record)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	// Only run invocations count (certify records too).
+	var out []fakeflow.Invocation
+	for _, i := range inv {
+		if len(i.Argv) > 1 && i.Argv[1] == "run" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// session is a connected in-process client.
+type session struct {
+	t      *testing.T
+	srv    *Server
+	cs     *mcp.ClientSession
+	wire   *syncBuffer
+	stderr *syncBuffer
+	tools  map[string]*mcp.Tool
+	prog   *progressLog
+}
+
+type progressLog struct {
+	mu    chan struct{}
+	items []*mcp.ProgressNotificationParams
+}
+
+func (p *progressLog) add(x *mcp.ProgressNotificationParams) {
+	p.mu <- struct{}{}
+	p.items = append(p.items, x)
+	<-p.mu
+}
+
+func (p *progressLog) all() []*mcp.ProgressNotificationParams {
+	p.mu <- struct{}{}
+	defer func() { <-p.mu }()
+	return append([]*mcp.ProgressNotificationParams(nil), p.items...)
+}
+
+func start(t *testing.T, o Options) *session {
+	t.Helper()
+	stderr := &syncBuffer{}
+	srv, err := New(o, stderr)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return connect(t, srv, stderr)
+}
+
+func connect(t *testing.T, srv *Server, stderr *syncBuffer) *session {
+	t.Helper()
+	wire := &syncBuffer{}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.MCPServer().Connect(ctx, &mcp.LoggingTransport{Transport: st, Writer: wire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := &progressLog{mu: make(chan struct{}, 1)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			prog.add(r.Params)
+		},
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{t: t, srv: srv, cs: cs, wire: wire, stderr: stderr, tools: map[string]*mcp.Tool{}, prog: prog}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+		srv.Close()
+	})
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		s.tools[tool.Name] = tool
+	}
+	return s
+}
+
+// call calls a tool and checks the result contract of §3.1 and §13.3.
+func (s *session) call(name string, args any) map[string]any {
+	s.t.Helper()
+	return s.callCtx(context.Background(), name, args, nil)
+}
+
+func (s *session) callCtx(ctx context.Context, name string, args any, token any) map[string]any {
+	s.t.Helper()
+	p := &mcp.CallToolParams{Name: name, Arguments: args}
+	if token != nil {
+		p.SetProgressToken(token)
+	}
+	res, err := s.cs.CallTool(ctx, p)
+	if err != nil {
+		s.t.Fatalf("call %s: %v", name, err)
+	}
+	return s.check(name, res)
+}
+
+func (s *session) check(name string, res *mcp.CallToolResult) map[string]any {
+	s.t.Helper()
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil || res.StructuredContent == nil {
+		s.t.Fatalf("%s: no structuredContent", name)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		s.t.Fatal(err)
+	}
+	if len(res.Content) != 1 {
+		s.t.Fatalf("%s: %d content items", name, len(res.Content))
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		s.t.Fatalf("%s: content is not text", name)
+	}
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(tc.Text), &fromText); err != nil {
+		s.t.Fatalf("%s: text is not JSON", name)
+	}
+	a, _ := json.Marshal(fromText)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		s.t.Fatalf("%s: text and structuredContent differ", name)
+	}
+	_, isFailure := got["error"]
+	if isFailure != res.IsError {
+		s.t.Fatalf("%s: isError %v but failure branch %v", name, res.IsError, isFailure)
+	}
+	if tool := s.tools[name]; tool != nil {
+		sb, fb := branches(s.t, tool.OutputSchema)
+		okS, okF := sb.Validate(got) == nil, fb.Validate(got) == nil
+		if okS == okF {
+			s.t.Fatalf("%s: result matches success %v failure %v: %s", name, okS, okF, b)
+		}
+	}
+	return got
+}
+
+// branches resolves the two oneOf branches of an outputSchema.
+func branches(t *testing.T, schema any) (*jsonschema.Resolved, *jsonschema.Resolved) {
+	t.Helper()
+	raw, _ := json.Marshal(schema)
+	var top struct {
+		OneOf []json.RawMessage `json:"oneOf"`
+	}
+	if err := json.Unmarshal(raw, &top); err != nil || len(top.OneOf) != 2 {
+		t.Fatalf("outputSchema is not oneOf[S,F]: %s", raw)
+	}
+	return resolveSchema(top.OneOf[0]), resolveSchema(top.OneOf[1])
+}
+
+func errorCode(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func (s *session) runTool() string {
+	for name := range s.tools {
+		if strings.HasPrefix(name, "run_workflow_") {
+			return name
+		}
+	}
+	s.t.Fatal("no run tool")
+	return ""
+}
+
+// waitTerminal polls get_run_report until the run is terminal.
+func (s *session) waitTerminal(runID string) map[string]any {
+	s.t.Helper()
+	for range 100 {
+		r := s.call("get_run_report", map[string]any{"run_id": runID, "wait_ms": 2000})
+		if r["status"] != "running" {
+			return r
+		}
+	}
+	s.t.Fatal("run never became terminal")
+	return nil
+}
+
+func t_ctx() context.Context { return context.Background() }

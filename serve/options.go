@@ -1,0 +1,296 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v2"
+)
+
+// Options configure a server. cmd fills them from the flags of
+// mcp-surface.md §1.1; the zero value of each field is the flag's default
+// unless noted.
+type Options struct {
+	Bundles                        string
+	AllowRun                       bool
+	AllowProtectedExport           bool
+	AllowSyntheticRecordedDefaults bool
+	AllowAttendedActions           bool
+	URL                            string
+	Config                         string
+	Policy                         string
+	RunsDir                        string  // default "runs"
+	Timeout                        float64 // seconds, (0, 86400]; cmd default 600
+	AllowURLOverride               bool
+	FlowCLI                        string // default "openadapt-flow"
+	FlowCLISet                     bool   // --flow-cli was given
+	ExtraRunArgs                   []string
+	Headed                         bool
+	AllowModelGrounding            bool
+	Tutorial                       bool
+	Authoring                      bool
+	ToolMode                       string // "per-workflow" (default) or "catalog"
+	RunWait                        int    // seconds, 1–3600; cmd default 40
+	PassEnv                        []string
+	AuditLog                       string // path, "off", or "" for the default
+	Ledger                         string
+
+	// Version is the agent version reported in serverInfo and the banner.
+	Version string
+	// Environ is the server's environment (KEY=VALUE); nil means os.Environ.
+	Environ []string
+	// LookPath resolves the Flow command; nil means exec.LookPath.
+	LookPath func(string) (string, error)
+}
+
+// ConfigError is a startup configuration error (mcp-surface.md §1.3). Its
+// message is the exact documented copy; cmd prints it as "serve: <message>"
+// and exits 2.
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return e.Msg }
+
+func configErrorf(format string, a ...any) error {
+	return &ConfigError{Msg: fmt.Sprintf(format, a...)}
+}
+
+// Profile values (§1.4).
+const (
+	ProfileNone      = "none"
+	ProfileDemo      = "demo"
+	ProfileStandard  = "standard"
+	ProfileRegulated = "regulated"
+)
+
+var passEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// withDefaults fills defaults for zero-valued fields.
+func (o Options) withDefaults() Options {
+	if o.RunsDir == "" {
+		o.RunsDir = "runs"
+	}
+	if o.FlowCLI == "" {
+		o.FlowCLI = "openadapt-flow"
+	}
+	if o.ToolMode == "" {
+		o.ToolMode = "per-workflow"
+	}
+	if o.Version == "" {
+		o.Version = "devel"
+	}
+	return o
+}
+
+// prepared is the outcome of startup validation: resolved paths and the
+// effective profile.
+type prepared struct {
+	runsDir  string // absolute, not a symlink
+	stateDir string
+	auditLog *os.File // nil when off
+	profile  string
+}
+
+// validate applies the rules of §1.3 in their documented order (rules 2–15;
+// rule 1 is flag syntax, checked by cmd). It creates the runs and state
+// directories (rule 10) and opens the audit log (rule 11).
+func validate(o Options) (*prepared, error) {
+	// 2.
+	if o.AllowAttendedActions && o.FlowCLISet {
+		return nil, configErrorf("attended actions require the openadapt-flow runtime managed by this server; --flow-cli cannot select a different runtime")
+	}
+	// 3.
+	if o.AllowSyntheticRecordedDefaults && !o.AllowRun {
+		return nil, configErrorf("--allow-synthetic-recorded-defaults requires --allow-run")
+	}
+	// 4.
+	if o.Authoring && o.Tutorial {
+		return nil, configErrorf("--authoring cannot be combined with --tutorial")
+	}
+	// 5.
+	if o.Authoring && o.AllowRun && o.Bundles == "" {
+		return nil, configErrorf("--authoring does not imply --allow-run; --allow-run still requires --bundles")
+	}
+	// 6.
+	tutorial := o.Tutorial
+	if !o.Tutorial && o.Bundles == "" && !o.Authoring {
+		if !o.AllowRun {
+			return nil, configErrorf("provide --bundles, --tutorial, or --authoring (or --allow-run for the synthetic tutorial)")
+		}
+		tutorial = true
+	}
+	// 7.
+	if tutorial && (o.Bundles != "" || o.URL != "" || o.Config != "") {
+		return nil, configErrorf("--tutorial cannot be combined with --bundles, --url, or --config")
+	}
+	// 8.
+	if math.IsNaN(o.Timeout) || o.Timeout <= 0 || o.Timeout > 86400 {
+		return nil, configErrorf("--timeout must be a positive number of seconds")
+	}
+	// 9.
+	for _, n := range o.PassEnv {
+		if !passEnvName.MatchString(n) {
+			return nil, configErrorf("--pass-env expects an environment variable name")
+		}
+	}
+	if len(o.PassEnv) > 32 {
+		return nil, configErrorf("--pass-env accepts at most 32 names")
+	}
+	p := &prepared{}
+	// 10.
+	runsDir, err := prepareRunsDir(o.RunsDir)
+	if err != nil {
+		return nil, err
+	}
+	p.runsDir = runsDir
+	p.stateDir = filepath.Join(runsDir, stateDirName)
+	// 11.
+	if o.AuditLog != "off" {
+		path := o.AuditLog
+		if path == "" {
+			path = filepath.Join(p.stateDir, "audit.jsonl")
+		}
+		f, err := openAppendNoFollow(path)
+		if err != nil {
+			return nil, configErrorf("the audit log could not be opened: %s", path)
+		}
+		p.auditLog = f
+	}
+	fail := func(err error) (*prepared, error) {
+		if p.auditLog != nil {
+			p.auditLog.Close()
+		}
+		return nil, err
+	}
+	// 12.
+	if tutorial {
+		p.profile = "tutorial"
+	} else {
+		prof, err := effectiveProfile(o.ExtraRunArgs, o.Config)
+		if err != nil {
+			return fail(err)
+		}
+		p.profile = prof
+	}
+	// 13.
+	if o.Ledger != "" {
+		fi, err := os.Stat(o.Ledger)
+		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+			return fail(configErrorf("--ledger must name a ledger file or directory: %s", o.Ledger))
+		}
+	}
+	// 14. Phase availability: D1 ships none of these.
+	switch {
+	case o.AllowAttendedActions:
+		return fail(configErrorf("--allow-attended-actions is not available in this build"))
+	case tutorial:
+		return fail(configErrorf("--tutorial is not available in this build"))
+	case o.Authoring:
+		return fail(configErrorf("--authoring is not available in this build"))
+	}
+	// 15.
+	if fi, err := os.Stat(o.Bundles); err != nil || !fi.IsDir() {
+		return fail(configErrorf("bundles directory does not exist: %s", o.Bundles))
+	}
+	return p, nil
+}
+
+const stateDirName = ".openadapt-agent"
+
+// prepareRunsDir implements rule 10 and startup step 3: the runs directory
+// is created with mode 0700 when missing, must not be a symlink, and holds the
+// state directory with its subdirectories.
+func prepareRunsDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", dir)
+	}
+	bad := configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", abs)
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return "", bad
+		}
+	case err != nil:
+		return "", bad
+	case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
+		return "", bad
+	}
+	state := filepath.Join(abs, stateDirName)
+	if fi, err := os.Lstat(state); err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()) {
+		return "", bad
+	}
+	for _, sub := range []string{"", "runs", "idem", "tmp", "owners"} {
+		d := filepath.Join(state, sub)
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", bad
+		}
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+			return "", bad
+		}
+	}
+	return abs, nil
+}
+
+// effectiveProfile resolves the profile of §1.4 (tutorial mode excluded).
+func effectiveProfile(extra []string, config string) (string, error) {
+	prof, profSet := "", false
+	for i := 0; i < len(extra); i++ {
+		a := extra[i]
+		name, val, hasEq := strings.Cut(a, "=")
+		if name != "--profile" && len(name) >= 3 && strings.HasPrefix("--profile", name) {
+			return "", configErrorf("--extra-run-arg must spell --profile in full")
+		}
+		if name != "--profile" {
+			continue
+		}
+		profSet = true
+		if hasEq {
+			prof = val
+			continue
+		}
+		prof = ""
+		if i+1 < len(extra) {
+			prof = extra[i+1]
+			i++
+		}
+	}
+	fromConfig, configSet := "", false
+	if config != "" {
+		data, err := os.ReadFile(config)
+		if err != nil {
+			return "", configErrorf("the deployment config could not be read: %s", config)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return "", configErrorf("the deployment config could not be read: %s", config)
+		}
+		if rt, ok := doc["runtime"].(map[any]any); ok {
+			if v, ok := rt["profile"]; ok && v != nil {
+				s, isStr := v.(string)
+				if !isStr {
+					return "", configErrorf("unsupported execution profile; use demo, standard, or regulated")
+				}
+				fromConfig, configSet = s, true
+			}
+		}
+	}
+	switch {
+	case profSet:
+	case configSet:
+		prof = fromConfig
+	default:
+		return ProfileNone, nil
+	}
+	switch prof {
+	case ProfileDemo, ProfileStandard, ProfileRegulated:
+		return prof, nil
+	}
+	return "", configErrorf("unsupported execution profile; use demo, standard, or regulated")
+}

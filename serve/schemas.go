@@ -1,0 +1,280 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Schemas are written as JSON text so the wire bytes are exactly the ones
+// mcp-surface.md gives, in its key order (§3.1, §4.1). They are inlined: no
+// $ref, $defs or $schema.
+
+const idPattern = `^(workflow_[0-9a-f]{24}(_[1-9][0-9]*)?|local_quickstart)$`
+
+// compact validates and compacts a schema literal. A bad literal is a
+// programmer error and panics at init (STYLE.md §18).
+func compact(s string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		panic(fmt.Sprintf("serve: bad schema literal: %v\n%s", err, s))
+	}
+	return json.RawMessage(b.Bytes())
+}
+
+func jstr(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func codesEnum() string {
+	parts := make([]string, len(allCodes))
+	for i, c := range allCodes {
+		parts[i] = jstr(string(c))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// failureSchema is F, the shared failure envelope.
+var failureSchema = `{"type":"object",
+ "properties":{"error":{"type":"object",
+   "properties":{"code":{"type":"string","enum":` + codesEnum() + `},
+                 "message":{"type":"string"},
+                 "recovery":{"type":"string"}},
+   "required":["code","message","recovery"],"additionalProperties":false}},
+ "required":["error"],"additionalProperties":false}`
+
+// outputSchema wraps a success schema S as {"type":"object","oneOf":[S,F]}.
+func outputSchema(success string) json.RawMessage {
+	return compact(`{"type":"object","oneOf":[` + success + `,` + failureSchema + `]}`)
+}
+
+// workflowProps are the properties of P without the braces, and
+// workflowProtected its protected block (export mode only).
+const workflowProps = `
+  "id":{"type":"string","pattern":"` + idPattern + `"},
+  "available":{"type":"boolean"},
+  "step_count":{"type":["integer","null"],"minimum":0},
+  "parameters":{"type":"array","items":{"type":"object","properties":{
+      "name":{"type":"string"},"type":{"const":"string"},"required":{"type":"boolean"}},
+      "required":["name","type","required"],"additionalProperties":false}},
+  "encrypted":{"type":"boolean"},
+  "admission":{"enum":["not_required","active","not_actively_admitted"]}`
+
+const workflowProtected = `
+  "protected":{"type":"object","properties":{
+      "slug":{"type":"string"},"name":{"type":["string","null"]},"bundle_dir":{"type":"string"},
+      "recorded_params":{"type":"object","additionalProperties":{"type":"string"}},
+      "step_intents":{"type":"array","items":{"type":"string"}},
+      "load_error":{"type":["string","null"]}},
+      "required":["slug","name","bundle_dir","recorded_params","step_intents","load_error"],"additionalProperties":false}`
+
+const workflowRequired = `"id","available","step_count","parameters","encrypted","admission"`
+
+func workflowSchema(export bool) string {
+	props := workflowProps
+	if export {
+		props += "," + workflowProtected
+	}
+	return `{"type":"object","properties":{` + props + `},"required":[` + workflowRequired + `],"additionalProperties":false}`
+}
+
+const listingProtected = `"protected":{"type":"object","properties":{"bundles_dir":{"type":"string"}},"required":["bundles_dir"],"additionalProperties":false}`
+
+func listWorkflowsSchema(export bool) string {
+	s := `{"type":"object","properties":{
+  "schema_version":{"const":1},
+  "run_tools_enabled":{"type":"boolean"},
+  "protected_export_enabled":{"type":"boolean"},
+  "synthetic_recorded_defaults_enabled":{"type":"boolean"},
+  "admission_gate":{"enum":["off","standard","regulated"]},
+  "workflows":{"type":"array","items":` + workflowSchema(export) + `},
+  "note":{"type":["string","null"]}`
+	if export {
+		s += "," + listingProtected
+	}
+	return s + `},
+ "required":["schema_version","run_tools_enabled","protected_export_enabled","synthetic_recorded_defaults_enabled","admission_gate","workflows","note"],
+ "additionalProperties":false}`
+}
+
+func searchWorkflowsSchema(export bool) string {
+	s := `{"type":"object","properties":{
+  "schema_version":{"const":1},"run_tools_enabled":{"type":"boolean"},
+  "protected_export_enabled":{"type":"boolean"},"synthetic_recorded_defaults_enabled":{"type":"boolean"},
+  "admission_gate":{"enum":["off","standard","regulated"]},
+  "total_matches":{"type":"integer","minimum":0},
+  "workflows":{"type":"array","items":` + workflowSchema(export) + `},
+  "next_cursor":{"type":["string","null"]},
+  "note":{"type":["string","null"]}`
+	if export {
+		s += "," + listingProtected
+	}
+	return s + `},
+ "required":["schema_version","run_tools_enabled","protected_export_enabled","synthetic_recorded_defaults_enabled","admission_gate","total_matches","workflows","next_cursor","note"],
+ "additionalProperties":false}`
+}
+
+func getWorkflowSchema(export bool) string {
+	cert := `"certification":{"type":"object","properties":{"certified":{"type":["boolean","null"]},"message":{"type":"string"}`
+	if export {
+		cert += `,"protected":{"type":"object","properties":{"certified":{"type":["boolean","null"]},"exit_code":{"type":["integer","null"]},"detail":{"type":"string"}},"required":["certified","exit_code","detail"],"additionalProperties":false}`
+	}
+	cert += `},"required":["certified","message"],"additionalProperties":false}`
+	props := workflowProps + `,
+  "schema_version":{"type":["integer","null"]},
+  ` + cert
+	if export {
+		props += "," + workflowProtected
+	}
+	return `{"type":"object","properties":{` + props + `},"required":[` + workflowRequired + `,"schema_version","certification"],"additionalProperties":false}`
+}
+
+// attentionSchema is A (§5.4).
+const attentionSchema = `{"type":"object","properties":{
+  "id":{"type":"string","pattern":"^[0-9a-f]{24}$"},
+  "created_at":{"type":["string","null"]},
+  "category":{"enum":["human_required","identity","disambiguation","effect_refuted","effect_indeterminate","effect_escalated","effect_unverifiable","placeholder_effect","unmet_guard","postcondition","resolution","halt","operator_review"]},
+  "headline":{"type":"string"},
+  "next_action":{"type":"string"},
+  "status":{"enum":["pending","approved","rejected","encrypted","halted","completed_unverified","failed","rolled_back"]},
+  "human_required":{"type":"boolean"},
+  "durably_paused":{"type":"boolean"},
+  "encrypted_pause":{"type":"boolean"},
+  "observed_text_count":{"type":"integer","minimum":0},
+  "completed_intent_count":{"type":"integer","minimum":0},
+  "before_artifact_id":{"type":["string","null"],"pattern":"^step-[0-9]{3,}-before$"},
+  "after_artifact_id":{"type":["string","null"],"pattern":"^step-[0-9]{3,}-after$"},
+  "capability":{"oneOf":[{"type":"null"},{"type":"object","properties":{
+      "digest":{"type":"string","pattern":"^sha256:[0-9a-f]{64}$"},
+      "expires_at":{"type":"string"},
+      "allowed_actions":{"type":"array","items":{"enum":["continue","skip","reject","teach","escalate","reconcile"]}},
+      "delivery_state":{"enum":["not_delivered","delivered","unknown"]},
+      "source_identity_required":{"type":"boolean"},
+      "source_identity_status":{"type":["string","null"]}},
+      "required":["digest","expires_at","allowed_actions","delivery_state","source_identity_required","source_identity_status"],
+      "additionalProperties":false}]}},
+ "required":["id","created_at","category","headline","next_action","status","human_required","durably_paused","encrypted_pause","observed_text_count","completed_intent_count","before_artifact_id","after_artifact_id","capability"],"additionalProperties":false}`
+
+const queueSchema = `{"type":"object","properties":{
+  "open_count":{"type":"integer","minimum":0},
+  "actions_enabled":{"type":"boolean"},
+  "live_actions_ready":{"type":"boolean"},
+  "items":{"type":"array","items":` + attentionSchema + `}},
+ "required":["open_count","actions_enabled","live_actions_ready","items"],"additionalProperties":false}`
+
+const summarySchema = `{"type":"object","properties":{
+  "steps_total":{"type":"integer","minimum":0},"steps_ok":{"type":"integer","minimum":0},
+  "steps_skipped":{"type":"integer","minimum":0},"heal_count":{"type":"integer","minimum":0},
+  "model_calls":{"type":"integer","minimum":0},"total_ms":{"type":"number","minimum":0},
+  "screenshots_may_leave_box":{"type":"boolean"}},
+ "additionalProperties":false}`
+
+const runCommonProps = `
+  "schema_version":{"const":1},
+  "status":{"enum":["success","halt","refused","timeout","error","running","interrupted"]},
+  "success":{"type":"boolean"},
+  "workflow_id":{"type":"string","pattern":"` + idPattern + `"},
+  "run_id":{"type":"string","pattern":"^run-[0-9a-f]{24}$"},
+  "message":{"type":"string"},
+  "summary":` + summarySchema + `,
+  "execution_outcome":{"enum":["VERIFIED","COMPLETED_UNVERIFIED","HALTED","FAILED","ROLLED_BACK"]},
+  "effect_verified":{"const":true},
+  "sealed":{"const":false},
+  "requires_seal":{"const":true}`
+
+// runOutcomeSchema is R (§5.6).
+func runOutcomeSchema(export bool) string {
+	props := runCommonProps + `,
+  "replayed":{"type":"boolean"},
+  "needs_attention":{"oneOf":[{"type":"null"},` + attentionSchema + `]}`
+	if export {
+		props += `,
+  "protected":{"type":"object","properties":{
+      "workflow":{"type":["string","null"]},"run_dir":{"type":"string"},"report_path":{"type":["string","null"]},
+      "exit_code":{"type":["integer","null"]},"detail":{"type":"string"},"halt":{"type":["object","null"]},
+      "stdout_tail":{"type":["string","null"]},"stderr_tail":{"type":["string","null"]}},
+      "required":["workflow","run_dir","report_path","exit_code","detail","halt","stdout_tail","stderr_tail"],"additionalProperties":false}`
+	}
+	return `{"type":"object","properties":{` + props + `},
+ "required":["schema_version","status","success","workflow_id","run_id","message","summary","sealed","requires_seal","replayed"],
+ "additionalProperties":false}`
+}
+
+// runReportSchema is R′ (§5.3).
+func runReportSchema(export bool) string {
+	props := runCommonProps
+	if export {
+		props += `,
+  "protected":{"type":"object","properties":{"run_dir":{"type":"string"},"report":{"type":["object","null"]},"report_omitted":{"type":"boolean"}},"required":["run_dir","report","report_omitted"],"additionalProperties":false}`
+	}
+	return `{"type":"object","properties":{` + props + `},
+ "required":["schema_version","status","success","workflow_id","run_id","message","summary","sealed","requires_seal"],
+ "additionalProperties":false}`
+}
+
+// Input schemas (§5).
+var (
+	inputEmpty        = compact(`{"type":"object","properties":{},"additionalProperties":false}`)
+	inputGetWorkflow  = compact(`{"type":"object","properties":{"workflow":{"type":"string","description":"Opaque id from list_workflows or search_workflows."}},"required":["workflow"],"additionalProperties":false}`)
+	inputGetRunReport = compact(`{"type":"object","properties":{
+  "run_id":{"type":"string","pattern":"^run-[0-9a-f]{24}$","description":"run_id returned by a run tool."},
+  "wait_ms":{"type":"integer","minimum":0,"maximum":25000,"description":"Optional. Wait up to this many milliseconds for a running run to finish before answering."}},
+ "required":["run_id"],"additionalProperties":false}`)
+	inputGetAttention   = compact(`{"type":"object","properties":{"attention_id":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Opaque id returned by list_needs_attention."}},"required":["attention_id"],"additionalProperties":false}`)
+	inputSearchWorkflow = compact(`{"type":"object","properties":{
+  "query":{"type":"string","maxLength":200,"description":"Case-insensitive terms matched against workflow ids and parameter names. Omit to list all."},
+  "available_only":{"type":"boolean","description":"Only workflows that loaded safely."},
+  "limit":{"type":"integer","minimum":1,"maximum":50,"description":"Page size, default 20."},
+  "cursor":{"type":"string","maxLength":512,"description":"next_cursor from the previous page of the same query."}},
+ "additionalProperties":false}`)
+)
+
+const (
+	urlPropSchema  = `{"type":"string","description":"Optional target application URL (http or https). Accepted only because the operator started this server with --allow-url-override."}`
+	idemPropSchema = `{"type":"string","minLength":16,"maxLength":200,"pattern":"^[A-Za-z0-9._:-]{16,200}$","description":"Optional retry key. Reuse it only to retry this exact call; the retry returns the original run and starts nothing new. Never put personal data in it."}`
+)
+
+// runToolInput builds the per-workflow run schema (§5.6): declared parameters
+// in declared order, then url (override only), then idempotency_key.
+func runToolInput(params []string, urlOverride, syntheticDefaults bool) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for _, p := range params {
+		b.WriteString(jstr(p) + `:{"type":"string","description":` + jstr("Value for the declared '"+p+"' workflow parameter.") + `},`)
+	}
+	if urlOverride {
+		b.WriteString(`"url":` + urlPropSchema + `,`)
+	}
+	b.WriteString(`"idempotency_key":` + idemPropSchema + `},"required":[`)
+	if !syntheticDefaults {
+		sorted := append([]string(nil), params...)
+		slices.Sort(sorted)
+		for i, p := range sorted {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(jstr(p))
+		}
+	}
+	b.WriteString(`],"additionalProperties":false}`)
+	return compact(b.String())
+}
+
+// runWorkflowInput is the catalog run schema (§5.8).
+func runWorkflowInput(urlOverride bool) json.RawMessage {
+	s := `{"type":"object","properties":{
+  "workflow_id":{"type":"string","description":"Opaque id from search_workflows."},
+  "params":{"type":"object","additionalProperties":{"type":"string"},"description":"Values for the workflow's declared parameters, by name. Every declared parameter is required unless the operator enabled synthetic recorded defaults."},`
+	if urlOverride {
+		s += `"url":` + urlPropSchema + `,`
+	}
+	s += `"idempotency_key":` + idemPropSchema + `},
+ "required":["workflow_id","params"],"additionalProperties":false}`
+	return compact(s)
+}

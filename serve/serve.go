@@ -1,0 +1,335 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
+
+// ErrUsage marks a [ConfigError]; callers map it to exit status 2.
+var ErrUsage = errors.New("serve configuration error")
+
+// New validates opts (mcp-surface.md §1.3) and performs the startup sequence
+// of §1.5 up to building the tool list. Diagnostics go to stderr. The
+// returned error is a *[ConfigError] for configuration errors.
+//
+// Close must be called to release the owner lock and stop owned runs.
+func New(opts Options, stderr io.Writer) (*Server, error) {
+	opts = opts.withDefaults()
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	switch opts.ToolMode {
+	case "per-workflow", "catalog":
+	default:
+		return nil, configErrorf("--tool-mode must be per-workflow or catalog")
+	}
+	if opts.RunWait < 1 || opts.RunWait > 3600 {
+		return nil, configErrorf("--run-wait must be an integer from 1 to 3600")
+	}
+	prep, err := validate(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:     opts,
+		prep:     prep,
+		stderr:   stderr,
+		log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		state:    stateDir{dir: prep.stateDir},
+		instance: randomHex(8),
+		runner:   flowrun.CLIRunner{},
+		finished: map[string]*liveRun{},
+	}
+	s.audit = &auditLog{f: prep.auditLog, warn: func() { fmt.Fprintln(stderr, "serve: warning: the audit log could not be written") }}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+		s.opts.Environ = opts.Environ
+	}
+	s.childEnv = flowrun.ChildEnv(opts.Environ, opts.PassEnv)
+	s.runs = newRunManager(s)
+	// 4. owner lock
+	if err := s.acquireOwner(); err != nil {
+		s.audit.close()
+		return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
+	}
+	// 5–6. reconcile dead owners, sweep orphaned parameter files
+	s.reconcile()
+	_, _ = flowrun.SweepParamsFiles(filepath.Join(s.state.dir, "tmp"), func(runID string) bool {
+		r := s.state.readRecord(runID)
+		return r != nil && r.Phase == phaseRunning && r.Owner != s.instance && s.ownerAlive(r.Owner)
+	})
+	key, err := s.state.idemKey()
+	if err != nil {
+		s.Close()
+		return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
+	}
+	s.idem = &idempotency{dir: s.state, key: key}
+	// 8. gate
+	s.gate = newGate(s)
+	// 9. discovery
+	ws, failed := s.discover()
+	s.cat = newCatalog(ws)
+	s.failedCount = failed
+	// 10. Flow
+	if _, err := s.resolveFlow(); err != nil {
+		s.flowMissing = true
+	}
+	// 12. tools
+	s.buildMCP()
+	s.mcp.AddReceivingMiddleware(s.middleware)
+	return s, nil
+}
+
+// Banner is the one-line startup banner of §1.6, followed by any warning
+// lines.
+func (s *Server) Banner() string {
+	onOff := func(b bool, on, off string) string {
+		if b {
+			return on
+		}
+		return off
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions disabled; live Continue/Skip not configured; protected MCP export %s; synthetic recorded defaults %s; tutorial disabled; authoring disabled",
+		s.opts.Version, len(s.cat.workflows),
+		onOff(s.opts.AllowRun, "enabled", "disabled"),
+		onOff(s.opts.AllowProtectedExport, "ENABLED", "disabled"),
+		onOff(s.opts.AllowSyntheticRecordedDefaults, "ENABLED", "disabled"))
+	fmt.Fprintf(&b, "; tool mode %s; admission gate %s", s.opts.ToolMode, s.gateName())
+	if s.gateOn() {
+		if s.opts.Ledger == "" {
+			b.WriteString(" (embedded ledger snapshot)")
+		}
+		if !s.gate.verified() {
+			b.WriteString(" (ledger unverified: every run is refused)")
+		}
+	}
+	fmt.Fprintf(&b, "; audit log %s\n", onOff(s.prep.auditLog != nil, "on", "off"))
+	if s.failedCount > 0 {
+		fmt.Fprintf(&b, "%d workflow(s) could not be loaded safely; details stay local\n", s.failedCount)
+	}
+	if s.flowMissing {
+		b.WriteString("openadapt-flow was not found; run tools will fail with flow_not_found\n")
+	}
+	if s.opts.AllowRun && s.opts.ToolMode == "per-workflow" {
+		n := 0
+		for _, name := range s.order {
+			if strings.HasPrefix(name, "run_") {
+				n++
+			}
+		}
+		if n > 100 {
+			fmt.Fprintf(&b, "%d run tools registered; consider --tool-mode catalog\n", n)
+		}
+	}
+	return b.String()
+}
+
+// MCPServer returns the go-sdk server, for in-process transports.
+func (s *Server) MCPServer() *mcp.Server { return s.mcp }
+
+// EndWaits ends every pending run wait at once (used at input end).
+func (s *Server) EndWaits() { s.runs.endWaits() }
+
+// Close performs §1.7 steps 2–5: owned running runs become interrupted,
+// their process groups are terminated, parameter files are deleted and the
+// owner lock is released. It is safe to call more than once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.runs.shutdown()
+		s.releaseOwner()
+		s.audit.close()
+	})
+}
+
+// Serve runs the server over in/out (newline-delimited JSON-RPC) until the
+// input ends or ctx is done, then shuts down. It returns nil on EOF or
+// cancellation, and an error wrapping [ErrFrameTooLarge] when an oversized
+// frame ended the session.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	t := &framedTransport{in: in, out: out, onInputEnd: s.runs.endWaits}
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = ss.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.runs.endWaits()
+		// Give delivered requests a moment to answer, then close.
+		select {
+		case <-done:
+		case <-time.After(withholdLimit):
+		}
+		ss.Close()
+		<-done
+	}
+	s.Close()
+	if t.oversized() {
+		fmt.Fprintln(s.stderr, "serve: an inbound frame exceeded 4 MiB; session closed")
+		return ErrFrameTooLarge
+	}
+	return nil
+}
+
+// resolveFlow splits --flow-cli and resolves its program (§7.2 step 5).
+func (s *Server) resolveFlow() ([]string, error) {
+	words, err := flowrun.SplitCommand(s.opts.FlowCLI)
+	if err != nil {
+		return nil, err
+	}
+	look := s.opts.LookPath
+	var p string
+	if look != nil {
+		p, err = look(words[0])
+	} else {
+		p, err = flowrun.LookFlow(words)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := append([]string{p}, words[1:]...)
+	return out, nil
+}
+
+// certify runs `flow certify` for get_workflow when a policy or config is
+// set (§5.2).
+func (s *Server) certify(ctx context.Context, w *workflow) certificationP {
+	notEval := certificationP{Certified: nil, Message: certNotEvaluated}
+	if !w.available {
+		c := certificationP{Certified: nil, Message: certNotLoaded}
+		if s.opts.AllowProtectedExport {
+			c.Protected = &certProtectedP{Detail: ""}
+		}
+		return c
+	}
+	if s.opts.Policy == "" && s.opts.Config == "" {
+		if s.opts.AllowProtectedExport {
+			notEval.Protected = &certProtectedP{Detail: ""}
+		}
+		return notEval
+	}
+	flow, err := s.resolveFlow()
+	if err != nil {
+		if s.opts.AllowProtectedExport {
+			notEval.Protected = &certProtectedP{Detail: "openadapt-flow was not found."}
+		}
+		return notEval
+	}
+	ex := flowrun.Exec(ctx, flowrun.Command{
+		Args:    flowrun.CertifyArgs(flow, w.dir, s.opts.Policy, s.opts.Config),
+		Env:     s.childEnv,
+		Timeout: time.Duration(s.opts.Timeout * float64(time.Second)),
+	})
+	var c certificationP
+	var code *int
+	switch {
+	case ex.TimedOut || ex.Canceled || ex.Err != nil:
+		c = notEval
+	case ex.Code == 0:
+		c = certificationP{Certified: boolPtr(true), Message: certPassed}
+		code = &ex.Code
+	default:
+		c = certificationP{Certified: boolPtr(false), Message: certNotPassed}
+		code = &ex.Code
+	}
+	if s.opts.AllowProtectedExport {
+		detail := ex.Stdout
+		if detail == "" {
+			detail = ex.Stderr
+		}
+		c.Protected = &certProtectedP{Certified: c.Certified, ExitCode: code, Detail: detail}
+	}
+	return c
+}
+
+// owner locks (§7.1)
+
+func (s *Server) ownerPath(id string) string {
+	return filepath.Join(s.state.dir, "owners", id+".lock")
+}
+
+func (s *Server) acquireOwner() error {
+	f, err := os.OpenFile(s.ownerPath(s.instance), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return err
+	}
+	s.ownerFile = f
+	return nil
+}
+
+func (s *Server) releaseOwner() {
+	if s.ownerFile != nil {
+		os.Remove(s.ownerFile.Name())
+		s.ownerFile.Close()
+		s.ownerFile = nil
+	}
+}
+
+// ownerAlive reports whether the instance id still holds its owner lock.
+func (s *Server) ownerAlive(id string) bool {
+	if id == s.instance {
+		return true
+	}
+	if !attentionRE.MatchString(id) && len(id) != 16 {
+		return false
+	}
+	return ownerLocked(s.ownerPath(id))
+}
+
+// reconcile marks running records of dead owners interrupted and, on Linux,
+// terminates their orphaned process groups (§7.4).
+func (s *Server) reconcile() {
+	ents, err := os.ReadDir(filepath.Join(s.state.dir, "runs"))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		runID, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !runIDRE.MatchString(runID) {
+			continue
+		}
+		r := s.state.readRecord(runID)
+		if r == nil || r.Phase != phaseRunning || s.ownerAlive(r.Owner) {
+			continue
+		}
+		flowrun.TerminateOrphan(flowrun.Process{PID: r.PID, PGID: r.PGID, StartTime: r.LeaderStart}, 2*time.Second)
+		ended := time.Now().UTC().Format(time.RFC3339Nano)
+		r.Phase = phaseTerminal
+		r.EndedAt = &ended
+		r.Outcome = &frozenOutcome{Status: "interrupted", MessageKey: "interrupted"}
+		_ = s.state.writeRecord(r)
+	}
+	// Remove owner files of dead instances.
+	owners, _ := os.ReadDir(filepath.Join(s.state.dir, "owners"))
+	for _, o := range owners {
+		id, ok := strings.CutSuffix(o.Name(), ".lock")
+		if ok && id != s.instance && !ownerLocked(s.ownerPath(id)) {
+			os.Remove(s.ownerPath(id))
+		}
+	}
+}
+
+var _ sync.Locker = (*sync.Mutex)(nil)

@@ -1,0 +1,534 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Frame limits (mcp-surface.md §12).
+const (
+	// MaxFrameBytes bounds one inbound or outbound JSON-RPC frame, excluding the
+	// newline and an optional trailing carriage return.
+	MaxFrameBytes = 4 << 20
+	// idScanPrefix is how much of an oversized or malformed frame is kept to
+	// recover its request id.
+	idScanPrefix = 64 << 10
+	// withholdLimit bounds how long Read withholds EOF while delivered requests
+	// are still unanswered.
+	withholdLimit = 2 * time.Second
+)
+
+// ErrFrameTooLarge is returned by the transport's Read (after every delivered
+// request was answered) when an inbound frame exceeded [MaxFrameBytes]. The
+// session then ends with exit status 1.
+var ErrFrameTooLarge = errors.New("an inbound frame exceeded 4 MiB")
+
+// Fixed JSON-RPC error copy. Outbound error messages are replaced by these by
+// construction, so no caller-supplied text (method names, tool names, values)
+// is ever echoed by the SDK's own error strings.
+var rpcErrorCopy = map[int64]string{
+	jsonrpc.CodeParseError:     "Parse error.",
+	jsonrpc.CodeInvalidRequest: "Invalid Request.",
+	jsonrpc.CodeMethodNotFound: "Method not found.",
+	jsonrpc.CodeInvalidParams:  "Invalid params.",
+	jsonrpc.CodeInternalError:  "Internal error.",
+}
+
+const (
+	msgUnknownTool    = "Unknown tool."
+	msgFrameTooLarge  = "Request exceeds the 4 MiB frame limit."
+	codeUnsupportedPV = mcp.CodeUnsupportedProtocolVersion
+)
+
+// framedTransport is the bounded newline-delimited stdio transport of
+// mcp-surface.md §12. The go-sdk StdioTransport ends the session on an
+// oversized or malformed line without a reply, and its connection refuses
+// every write once Read has returned an error (go-sdk#1061), so a client that
+// closes stdin after its last request loses replies. This transport answers
+// bad frames itself and withholds EOF until every delivered request has been
+// answered.
+type framedTransport struct {
+	in  io.Reader
+	out io.Writer
+	// onInputEnd is called once, from Read, when the input ended (EOF, an
+	// I/O error or an oversized frame), before Read waits for pending replies.
+	// The run manager uses it to end every pending wait at once.
+	onInputEnd func()
+
+	mu   sync.Mutex
+	conn *framedConn
+}
+
+func (t *framedTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &framedConn{
+		t:        t,
+		out:      t.out,
+		incoming: make(chan readItem, 1),
+		closed:   make(chan struct{}),
+		pending:  make(map[jsonrpc.ID]int),
+	}
+	c.cond = sync.NewCond(&c.pmu)
+	t.mu.Lock()
+	t.conn = c
+	t.mu.Unlock()
+	go c.readLoop(t.in)
+	return c, nil
+}
+
+// oversized reports whether the session ended because of an oversized frame.
+func (t *framedTransport) oversized() bool {
+	t.mu.Lock()
+	c := t.conn
+	t.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return c.tooLarge
+}
+
+type readItem struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type framedConn struct {
+	t        *framedTransport
+	out      io.Writer
+	wmu      sync.Mutex // serializes every write to out
+	incoming chan readItem
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	pmu      sync.Mutex
+	cond     *sync.Cond
+	pending  map[jsonrpc.ID]int // delivered calls not yet answered
+	npending int
+	tooLarge bool
+	ended    bool
+}
+
+func (c *framedConn) SessionID() string { return "" }
+
+func (c *framedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case it := <-c.incoming:
+		if it.err == nil {
+			if req, ok := it.msg.(*jsonrpc.Request); ok && req.IsCall() {
+				c.pmu.Lock()
+				c.pending[req.ID]++
+				c.npending++
+				c.pmu.Unlock()
+			}
+			return it.msg, nil
+		}
+		c.endInput()
+		c.waitPending()
+		return nil, it.err
+	}
+}
+
+// endInput runs the input-end hook once.
+func (c *framedConn) endInput() {
+	c.pmu.Lock()
+	first := !c.ended
+	c.ended = true
+	c.pmu.Unlock()
+	if first && c.t.onInputEnd != nil {
+		c.t.onInputEnd()
+	}
+}
+
+// waitPending blocks until every delivered call has been answered, the
+// connection is closed, or withholdLimit has passed.
+func (c *framedConn) waitPending() {
+	deadline := time.Now().Add(withholdLimit)
+	timer := time.AfterFunc(withholdLimit, func() {
+		c.pmu.Lock()
+		c.cond.Broadcast()
+		c.pmu.Unlock()
+	})
+	defer timer.Stop()
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	for c.npending > 0 && time.Now().Before(deadline) && !c.isClosed() {
+		c.cond.Wait()
+	}
+}
+
+func (c *framedConn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *framedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp && resp.Error != nil {
+		resp = &jsonrpc.Response{ID: resp.ID, Error: sanitizeRPCError(resp.Error)}
+		msg = resp
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if len(data) > MaxFrameBytes {
+		if !isResp {
+			// An oversized notification is dropped; results are bounded by
+			// construction (result_too_large), so this is unreachable.
+			return nil
+		}
+		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rpcErrorCopy[jsonrpc.CodeInternalError]}})
+		if err != nil {
+			return err
+		}
+	}
+	err = c.writeLine(data)
+	if isResp {
+		c.pmu.Lock()
+		if n := c.pending[resp.ID]; n > 0 {
+			if n == 1 {
+				delete(c.pending, resp.ID)
+			} else {
+				c.pending[resp.ID] = n - 1
+			}
+			c.npending--
+			c.cond.Broadcast()
+		}
+		c.pmu.Unlock()
+	}
+	return err
+}
+
+func (c *framedConn) writeLine(data []byte) error {
+	buf := make([]byte, 0, len(data)+1)
+	buf = append(buf, data...)
+	buf = append(buf, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.out.Write(buf)
+	return err
+}
+
+func (c *framedConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.pmu.Lock()
+		c.cond.Broadcast()
+		c.pmu.Unlock()
+		if rc, ok := c.t.in.(io.Closer); ok {
+			rc.Close()
+		}
+	})
+	return nil
+}
+
+// sanitizeRPCError replaces the message of an outbound JSON-RPC error with
+// fixed copy for its code. The go-sdk formats caller-supplied method and tool
+// names into its messages (§3.1, §13.10); nothing of that survives here.
+func sanitizeRPCError(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rpcErrorCopy[jsonrpc.CodeInternalError]}
+	}
+	switch we.Code {
+	case jsonrpc.CodeInvalidParams:
+		if we.Message == msgUnknownTool {
+			return &jsonrpc.Error{Code: we.Code, Message: msgUnknownTool}
+		}
+	case codeUnsupportedPV:
+		// Keep the supported list, drop the caller's requested version.
+		var d struct {
+			Supported []string `json:"supported"`
+		}
+		_ = json.Unmarshal(we.Data, &d)
+		data, _ := json.Marshal(d)
+		return &jsonrpc.Error{Code: we.Code, Message: "Unsupported protocol version.", Data: data}
+	case 0:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rpcErrorCopy[jsonrpc.CodeInternalError]}
+	}
+	if m, ok := rpcErrorCopy[we.Code]; ok {
+		return &jsonrpc.Error{Code: we.Code, Message: m}
+	}
+	return &jsonrpc.Error{Code: we.Code, Message: "Request failed."}
+}
+
+// readLoop reads frames until EOF, an I/O error or an oversized frame.
+func (c *framedConn) readLoop(in io.Reader) {
+	fr := newFrameReader(in)
+	for {
+		line, oversize, err := fr.next()
+		if oversize {
+			c.writeErrorReply(recoverID(line), jsonrpc.CodeInvalidRequest, msgFrameTooLarge)
+			c.pmu.Lock()
+			c.tooLarge = true
+			c.pmu.Unlock()
+			c.deliver(readItem{err: ErrFrameTooLarge})
+			return
+		}
+		if line != nil {
+			if msg, ok := c.parseFrame(line); ok {
+				if !c.deliver(readItem{msg: msg}) {
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.deliver(readItem{err: err})
+			return
+		}
+	}
+}
+
+func (c *framedConn) deliver(it readItem) bool {
+	select {
+	case c.incoming <- it:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// parseFrame validates one line. Bad lines are answered here and never reach
+// the SDK; ok is false for them.
+func (c *framedConn) parseFrame(line []byte) (jsonrpc.Message, bool) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, false
+	}
+	if !json.Valid(line) {
+		c.writeErrorReply(recoverID(line), jsonrpc.CodeParseError, rpcErrorCopy[jsonrpc.CodeParseError])
+		return nil, false
+	}
+	if !isJSONRPCShape(line) {
+		c.writeErrorReply(nil, jsonrpc.CodeInvalidRequest, rpcErrorCopy[jsonrpc.CodeInvalidRequest])
+		return nil, false
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		c.writeErrorReply(nil, jsonrpc.CodeInvalidRequest, rpcErrorCopy[jsonrpc.CodeInvalidRequest])
+		return nil, false
+	}
+	return msg, true
+}
+
+// isJSONRPCShape reports whether line (one valid JSON value) is a JSON-RPC 2.0
+// request, notification or response object.
+func isJSONRPCShape(line []byte) bool {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil || m == nil {
+		return false
+	}
+	if string(m["jsonrpc"]) != `"2.0"` {
+		return false
+	}
+	if id, ok := m["id"]; ok {
+		switch {
+		case bytes.Equal(id, []byte("null")):
+		case len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')):
+		default:
+			return false
+		}
+	}
+	if method, ok := m["method"]; ok {
+		var s string
+		if json.Unmarshal(method, &s) != nil {
+			return false
+		}
+		if p, ok := m["params"]; ok && len(p) > 0 && p[0] != '{' && p[0] != '[' && !bytes.Equal(p, []byte("null")) {
+			return false
+		}
+		return true
+	}
+	_, hasID := m["id"]
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	return hasID && (hasResult || hasError)
+}
+
+// writeErrorReply writes a transport-level error reply. id is the raw JSON of
+// a recovered id, or nil for null.
+func (c *framedConn) writeErrorReply(id json.RawMessage, code int64, message string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	reply := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}}
+	data, err := json.Marshal(reply)
+	if err != nil {
+		return
+	}
+	_ = c.writeLine(data)
+}
+
+// recoverID token-scans the first 64 KiB of a frame for a top-level "id"
+// member whose value is a string or a number, and returns its JSON text.
+func recoverID(frame []byte) json.RawMessage {
+	if len(frame) > idScanPrefix {
+		frame = frame[:idScanPrefix]
+	}
+	dec := json.NewDecoder(bytes.NewReader(frame))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	depth := 1
+	expectKey := true
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return nil
+				}
+				if depth == 1 {
+					expectKey = true
+				}
+			}
+			continue
+		}
+		if depth != 1 {
+			continue
+		}
+		if !expectKey {
+			expectKey = true
+			continue
+		}
+		key, _ := tok.(string)
+		expectKey = false
+		if key != "id" {
+			continue
+		}
+		val, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		expectKey = true
+		switch v := val.(type) {
+		case string:
+			b, _ := json.Marshal(v)
+			return b
+		case json.Number:
+			return json.RawMessage(v.String())
+		case json.Delim:
+			if v == '{' || v == '[' {
+				depth++
+				expectKey = false
+			}
+		}
+	}
+}
+
+// frameReader reads newline-delimited frames with a fixed memory bound.
+type frameReader struct {
+	r   *bufio.Reader
+	buf []byte
+	eof bool
+}
+
+func newFrameReader(in io.Reader) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(in, idScanPrefix)}
+}
+
+// next returns the next frame without its line terminator. When the frame
+// exceeds MaxFrameBytes it returns its first 64 KiB and oversize true, having
+// discarded the rest of the line. err is non-nil at end of input (a final
+// unterminated frame is returned together with io.EOF).
+func (f *frameReader) next() (line []byte, oversize bool, err error) {
+	if f.eof {
+		return nil, false, io.EOF
+	}
+	f.buf = f.buf[:0]
+	for {
+		chunk, rerr := f.r.ReadSlice('\n')
+		f.grow(len(chunk))
+		f.buf = append(f.buf, chunk...)
+		// +2 leaves room for "\r\n", which does not count toward the bound.
+		if len(f.buf) > MaxFrameBytes+2 || (rerr == nil && frameLen(f.buf) > MaxFrameBytes) || (rerr != nil && rerr != bufio.ErrBufferFull && frameLen(f.buf) > MaxFrameBytes) {
+			prefix := append([]byte(nil), f.buf[:min(len(f.buf), idScanPrefix)]...)
+			f.buf = f.buf[:0]
+			if rerr == bufio.ErrBufferFull {
+				rerr = f.discardLine()
+			}
+			if rerr != nil && rerr != io.EOF {
+				f.eof = true
+			}
+			if rerr == io.EOF {
+				f.eof = true
+			}
+			return prefix, true, nil
+		}
+		switch rerr {
+		case nil:
+			return trimEOL(f.buf), false, nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			f.eof = true
+			if len(f.buf) > 0 {
+				return trimEOL(f.buf), false, rerr
+			}
+			return nil, false, rerr
+		}
+	}
+}
+
+// grow makes room for n more bytes, never beyond the frame bound plus one
+// read chunk, so memory stays bounded whatever the input.
+func (f *frameReader) grow(n int) {
+	need := len(f.buf) + n
+	if need <= cap(f.buf) {
+		return
+	}
+	c := max(2*cap(f.buf), need, 4096)
+	c = min(c, MaxFrameBytes+2+idScanPrefix)
+	c = max(c, need)
+	nb := make([]byte, len(f.buf), c)
+	copy(nb, f.buf)
+	f.buf = nb
+}
+
+func (f *frameReader) discardLine() error {
+	for {
+		_, err := f.r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return err
+	}
+}
+
+func frameLen(b []byte) int { return len(trimEOL(b)) }
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
