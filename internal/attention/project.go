@@ -1,0 +1,361 @@
+package attention
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
+
+// Read limits. Reports follow flowrun's 16 MiB; pause and capability files
+// are small JSON objects.
+const (
+	maxReport     = flowrun.MaxReportSize
+	maxPause      = 4 << 20
+	maxCapability = 1 << 20
+)
+
+// knownCategories are the 12 pause categories kept as is (flow-run.md §8.1).
+var knownCategories = map[string]bool{
+	"effect_refuted": true, "effect_indeterminate": true, "effect_escalated": true,
+	"placeholder_effect": true, "effect_unverifiable": true, "unmet_guard": true,
+	"disambiguation": true, "identity": true, "postcondition": true, "resolution": true,
+	"human_required": true, "halt": true,
+}
+
+// challengeCategories are the raw values that may become human_required.
+var challengeCategories = map[string]bool{"": true, "challenge": true, "authentication": true, "mfa": true}
+
+// humanMarkers are matched case-insensitively as substrings.
+var humanMarkers = []string{
+	"captcha", "verify you are human", "verify that you are human", "i'm not a robot",
+	"i am not a robot", "unusual traffic", "press and hold", "multi-factor", "multifactor",
+	"two-factor", "one-time passcode", "one-time code", "enter the verification code",
+	"enter verification code", "code sent to", "session expired", "sign in again", "log in again",
+}
+
+// copyTable is this project's headline / next_action copy (mcp-surface.md
+// §6.7), not Flow's.
+var copyTable = map[string][2]string{
+	"human_required":       {"A person must act in the application before the workflow can go on.", "Finish the sign-in, challenge, or verification yourself in the live application; OpenAdapt never answers it, and Continue only re-checks the result before resuming."},
+	"identity":             {"The target record's identity could not be confirmed.", "Check the live application and the protected evidence on this computer."},
+	"disambiguation":       {"Several targets matched, so none was chosen.", "Open or select the intended target in the live application."},
+	"effect_refuted":       {"The expected change in the system of record was not confirmed.", "Check the destination record before deciding what to do."},
+	"effect_indeterminate": {"The change in the system of record could not be checked.", "Restore the verifier or inspect the destination record."},
+	"effect_escalated":     {"The result could not be reconciled safely.", "Review and correct the destination record before continuing."},
+	"effect_unverifiable":  {"This write has no usable independent check.", "Configure the deployment's verifier before continuing."},
+	"placeholder_effect":   {"This workflow still lacks a deployment-specific effect binding.", "Complete and certify the binding before continuing."},
+	"unmet_guard":          {"The application was not in the expected starting state.", "Prepare the live application, then review the paused run."},
+	"postcondition":        {"The application did not reach the expected state.", "Inspect the live application before deciding what to do."},
+	"resolution":           {"The compiled target did not match exactly one element.", "Prepare the correct view or teach a reviewed repair."},
+	"halt":                 {"The workflow stopped rather than guess.", "Review the protected evidence on this computer before acting."},
+	"operator_review":      {"This run needs review by the local operator.", "Open the protected run details on this computer."},
+}
+
+// Headline returns the fixed headline of a category ("" for an unknown one).
+func Headline(category string) string { return copyTable[category][0] }
+
+// NextAction returns the fixed next action of a category ("" for an unknown one).
+func NextAction(category string) string { return copyTable[category][1] }
+
+// runFiles is what one run directory holds, parsed.
+type runFiles struct {
+	report    map[string]json.RawMessage // nil unless valid (flowrun.CheckReport)
+	pause     map[string]json.RawMessage // nil unless pending_escalation.json is an object
+	encrypted bool                       // pending_escalation.json.enc exists
+}
+
+// project builds the item of one run directory, or ok=false when the
+// directory produces none (flow-run.md §8.1 "Inclusion").
+func (s *scanner) project(rel string) (Item, bool) {
+	dir, ok := s.inside(rel)
+	if !ok {
+		return Item{}, false
+	}
+	var rf runFiles
+	if data, err := readRegular(filepath.Join(dir, "report.json"), maxReport); err == nil && flowrun.CheckReport(data) == nil {
+		rf.report = object(data)
+	}
+	if data, err := readRegular(filepath.Join(dir, "pending_escalation.json"), maxPause); err == nil {
+		rf.pause = object(data)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "pending_escalation.json.enc")); err == nil && fi.Mode().IsRegular() {
+		rf.encrypted = true
+	}
+
+	outcome := ""
+	if rf.report != nil {
+		outcome, _ = str(rf.report["execution_outcome"])
+	}
+	needsReview := outcome != "" && outcome != flowrun.OutcomeVerified
+	anyPause := rf.pause != nil || rf.encrypted
+	var halt map[string]json.RawMessage
+	if rf.report != nil {
+		halt = object(rf.report["halt"])
+	}
+	switch {
+	case rf.report != nil && isTrue(rf.report["success"]) && !needsReview && !anyPause:
+		return Item{}, false
+	case rf.report == nil && !anyPause:
+		return Item{}, false
+	case !anyPause && halt == nil && !needsReview:
+		return Item{}, false
+	}
+
+	it := Item{ID: ID(rel), EncryptedPause: rf.encrypted}
+	if rf.report != nil {
+		if s, ok := str(rf.report["started_at"]); ok {
+			if norm, ok := normalizeISO(s); ok {
+				it.CreatedAt = &norm
+			}
+		}
+	}
+
+	// Category.
+	pauseStatus := ""
+	switch {
+	case needsReview && rf.pause == nil:
+		it.Category = "operator_review"
+	default:
+		raw, rawOK := "", true
+		if rf.pause != nil {
+			if v, present := rf.pause["category"]; present && !isNull(v) {
+				raw, rawOK = str(v)
+			}
+		}
+		switch {
+		case rawOK && knownCategories[raw]:
+			it.Category = raw
+		case rawOK && challengeCategories[raw] && humanMarked(rf.pause, halt):
+			it.Category = "human_required"
+		default:
+			it.Category = "operator_review"
+		}
+	}
+	it.Headline, it.NextAction = Headline(it.Category), NextAction(it.Category)
+	it.HumanRequired = it.Category == "human_required"
+
+	// Status.
+	if rf.pause != nil {
+		pauseStatus, _ = str(rf.pause["status"])
+	}
+	switch {
+	case rf.pause != nil:
+		switch pauseStatus {
+		case "pending", "approved", "rejected":
+			it.Status = pauseStatus
+		default:
+			it.Status = "pending"
+		}
+	case needsReview:
+		it.Status = strings.ToLower(outcome)
+	case rf.encrypted:
+		it.Status = "encrypted"
+	default:
+		it.Status = "halted"
+	}
+	it.DurablyPaused = anyPause && pauseStatus != "rejected"
+
+	// Counts.
+	if halt != nil {
+		it.ObservedTextCount = arrayLen(halt["observed_texts"])
+		it.CompletedIntentCount = arrayLen(halt["completed_intents"])
+	}
+
+	// Artifact ids.
+	if rf.report != nil {
+		it.BeforeArtifactID, it.AfterArtifactID = artifactIDs(rf.report["results"])
+	}
+
+	it.Capability = capabilitySummary(dir)
+	return it, true
+}
+
+// humanMarked reports whether the pause reason, the halt reason or any halt
+// observed text holds a human-required marker.
+func humanMarked(pause, halt map[string]json.RawMessage) bool {
+	var texts []string
+	if pause != nil {
+		if s, ok := str(pause["reason"]); ok {
+			texts = append(texts, s)
+		}
+	}
+	if halt != nil {
+		if s, ok := str(halt["reason"]); ok {
+			texts = append(texts, s)
+		}
+		var observed []json.RawMessage
+		if json.Unmarshal(halt["observed_texts"], &observed) == nil {
+			for _, o := range observed {
+				if s, ok := str(o); ok {
+					texts = append(texts, s)
+				}
+			}
+		}
+	}
+	for _, t := range texts {
+		if hasMarker(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasMarker(text string) bool {
+	low := strings.ToLower(text)
+	for _, m := range humanMarkers {
+		if strings.Contains(low, m) {
+			return true
+		}
+	}
+	return hasToken(low, "2fa") || hasToken(low, "mfa")
+}
+
+// hasToken finds tok not adjacent to a letter or digit.
+func hasToken(s, tok string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], tok)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(tok)
+		before, after := ' ', ' '
+		if start > 0 {
+			before = lastRune(s[:start])
+		}
+		if end < len(s) {
+			after = []rune(s[end:])[0]
+		}
+		if !isAlnum(before) && !isAlnum(after) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func lastRune(s string) rune {
+	r := []rune(s)
+	return r[len(r)-1]
+}
+
+func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// artifactIDs picks the last failing result (not ok, not skipped, not
+// exception_handled), preferring one other than the synthetic <terminal>,
+// and names its screenshots step-NNN-before / step-NNN-after.
+func artifactIDs(results json.RawMessage) (*string, *string) {
+	var list []json.RawMessage
+	if json.Unmarshal(results, &list) != nil {
+		return nil, nil
+	}
+	pick, terminal := -1, -1
+	for i, raw := range list {
+		r := object(raw)
+		if r == nil || isTrue(r["ok"]) || isTrue(r["skipped"]) || isTrue(r["exception_handled"]) {
+			continue
+		}
+		if id, _ := str(r["step_id"]); id == "<terminal>" {
+			terminal = i
+			continue
+		}
+		pick = i
+	}
+	if pick < 0 {
+		pick = terminal
+	}
+	if pick < 0 {
+		return nil, nil
+	}
+	r := object(list[pick])
+	var before, after *string
+	if s, ok := str(r["before_png"]); ok && s != "" {
+		v := fmt.Sprintf("step-%03d-before", pick+1)
+		before = &v
+	}
+	if s, ok := str(r["after_png"]); ok && s != "" {
+		v := fmt.Sprintf("step-%03d-after", pick+1)
+		after = &v
+	}
+	return before, after
+}
+
+// readRegular reads a regular, non-symlink file of at most limit bytes,
+// re-checking the file after opening.
+func readRegular(path string, limit int64) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	if fi.Size() > limit {
+		return nil, errTooLarge
+	}
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi2, err := f.Stat()
+	if err != nil || !os.SameFile(fi, fi2) {
+		return nil, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large")
+)
+
+// JSON helpers over raw members.
+
+func object(data []byte) map[string]json.RawMessage {
+	t := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(t, "{") {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+func str(v json.RawMessage) (string, bool) {
+	t := strings.TrimSpace(string(v))
+	if !strings.HasPrefix(t, `"`) {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func isTrue(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "true" }
+
+func isNull(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "null" }
+
+func arrayLen(v json.RawMessage) int {
+	var a []json.RawMessage
+	if json.Unmarshal(v, &a) != nil {
+		return 0
+	}
+	return len(a)
+}
