@@ -166,7 +166,7 @@ func Main() int {
 	case "grandchild":
 		// The grandchild of hang-grandchild: ignore SIGTERM, live forever.
 		ignoreTerm()
-		select {}
+		sleepForever()
 	}
 	fmt.Fprintf(os.Stderr, "usage: openadapt-flow: invalid choice\n")
 	return 2
@@ -407,15 +407,23 @@ func hang(k knobs) int {
 			_ = writeAtomic(p, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), gc.Process.Pid)))
 		}
 	}
-	select {}
+	return sleepForever()
 }
 
 func certify(k knobs, args []string) int {
 	record(k, "", "", nil, "")
 	if k["MODE"] == "hang" {
-		select {}
+		sleepForever()
 	}
 	fmt.Fprint(os.Stdout, k["CERTIFY_STDOUT"])
 	code, _ := strconv.Atoi(k["CERTIFY_EXIT"])
 	return code
+}
+
+// sleepForever blocks until the process is killed. (A bare select{} would
+// let the Go runtime exit 2 with "all goroutines are asleep".)
+func sleepForever() int {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
