@@ -9,6 +9,9 @@ func newLedgerCmd(io *IO) *cobra.Command {
 		Use:   "ledger",
 		Short: "Verify OpenAdapt's signed admission ledgers offline",
 	}
-	_ = io
+	c.AddCommand(
+		newLedgerVerifyCmd(io),
+		newLedgerAdmissionCmd(io),
+	)
 	return c
 }

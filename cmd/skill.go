@@ -18,6 +18,7 @@ func newSkillCmd(io *IO) *cobra.Command {
 	c.AddCommand(
 		newSkillValidateCmd(io),
 		newSkillPackCmd(io),
+		newSkillEmitCmd(io),
 	)
 	return c
 }

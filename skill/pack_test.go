@@ -21,9 +21,9 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
 )
 
-// copyTree copies src into dst with normalized permissions (0644 files,
+// copyFixture copies src into dst with normalized permissions (0644 files,
 // 0755 executables and dirs), independent of the checkout's umask.
-func copyTree(t testing.TB, src, dst string) {
+func copyFixture(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -58,7 +58,7 @@ func copyTree(t testing.TB, src, dst string) {
 func packFixture(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "demo-pack")
-	copyTree(t, filepath.Join("..", "testdata", "skill", "pack", "demo-pack"), dir)
+	copyFixture(t, filepath.Join("..", "testdata", "skill", "pack", "demo-pack"), dir)
 	os.WriteFile(filepath.Join(dir, ".DS_Store"), []byte("junk"), 0o644)
 	os.WriteFile(filepath.Join(dir, SumsFile), []byte("stale\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, ".git", "objects"), 0o755)

@@ -109,21 +109,25 @@ func ParseSkillFile(data []byte) (*SkillFile, error) {
 	return sf, nil
 }
 
-// parseFile returns the parsed file, or nil when it cannot be decoded, and
-// the parse findings in §1 order.
-func parseFile(data []byte) (*SkillFile, []Finding) {
+// splitFile runs the byte checks (`utf8`, `bom`, `frontmatter`) and splits
+// the file on our own: the block between the first line (exactly `---`) and
+// the next line that is exactly `---` (LF or CRLF).
+func splitFile(data []byte) (*SkillFile, *Finding) {
 	// (1) Byte checks run before adrg/frontmatter: its Parse returns no
 	// error and an untouched value for a BOM, a missing or an unclosed
 	// block, and skips leading blank lines.
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return nil, []Finding{errf("utf8", "SKILL.md must be valid UTF-8 without NUL bytes")}
+		f := errf("utf8", "SKILL.md must be valid UTF-8 without NUL bytes")
+		return nil, &f
 	}
 	if bytes.HasPrefix(data, bom) {
-		return nil, []Finding{errf("bom", "SKILL.md starts with a byte order mark; remove it")}
+		f := errf("bom", "SKILL.md starts with a byte order mark; remove it")
+		return nil, &f
 	}
 	first, rest, _ := cutLine(data)
 	if string(first) != "---" {
-		return nil, []Finding{errf("frontmatter", "SKILL.md must start with YAML frontmatter (---)")}
+		f := errf("frontmatter", "SKILL.md must start with YAML frontmatter (---)")
+		return nil, &f
 	}
 	off := len(data) - len(rest)
 	blockStart := off
@@ -139,9 +143,20 @@ func parseFile(data []byte) (*SkillFile, []Finding) {
 		rest = next
 	}
 	if closeAt < 0 {
-		return nil, []Finding{errf("frontmatter", "frontmatter is not closed")}
+		f := errf("frontmatter", "frontmatter is not closed")
+		return nil, &f
 	}
-	sf := &SkillFile{Raw: data, Block: data[blockStart:closeAt], BodyOffset: bodyOffset}
+	return &SkillFile{Raw: data, Block: data[blockStart:closeAt], BodyOffset: bodyOffset}, nil
+}
+
+// parseFile returns the parsed file, or nil when it cannot be decoded, and
+// the parse findings in §1 order.
+func parseFile(data []byte) (*SkillFile, []Finding) {
+	sf, bad := splitFile(data)
+	if bad != nil {
+		return nil, []Finding{*bad}
+	}
+	bodyOffset := sf.BodyOffset
 
 	// (2) adrg/frontmatter with only the YAML `---` format.
 	var fields yaml.MapSlice

@@ -92,6 +92,16 @@ func Validate(path string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPath, path, err)
 	}
+	rep, err := validateDir(abs, filepath.Base(abs))
+	if rep != nil {
+		rep.Path = path
+	}
+	return rep, err
+}
+
+// validateDir validates the folder abs as if it were named dirName.
+func validateDir(abs, dirName string) (*Report, error) {
+	path := abs
 	entries, err := os.ReadDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPath, path, unwrapPathError(err))
@@ -105,7 +115,7 @@ func Validate(path string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPath, path, unwrapPathError(err))
 	}
-	sf, findings := CheckSkillMD(data, filepath.Base(abs))
+	sf, findings := CheckSkillMD(data, dirName)
 	r.Findings = append(r.Findings, findings...)
 	if sf != nil {
 		if n, ok := sf.Get("name"); ok {

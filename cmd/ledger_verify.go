@@ -1,0 +1,171 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/ledger"
+)
+
+// ledgerFlags are shared by `ledger verify` and `ledger admission`.
+type ledgerFlags struct {
+	asJSON        bool
+	at            string
+	evidenceRoot  string
+	previous      []string
+	signerRegPins []string
+}
+
+func (f *ledgerFlags) bind(c *cobra.Command) {
+	fs := c.Flags()
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document ("+ledger.MediaType+")")
+	fs.StringVar(&f.at, "at", "", "evaluation instant, RFC 3339 (default: now, UTC, whole seconds)")
+	fs.StringVar(&f.evidenceRoot, "evidence-root", "", "evidence-root directory for a ledger file (default: the file's directory)")
+	fs.StringArrayVar(&f.previous, "previous-registry", nil, "an older evidence-registry revision (repeatable)")
+	fs.StringArrayVar(&f.signerRegPins, "signer-registry-identity", nil,
+		"pin this signer-registry identity instead of OpenAdapt's (repeatable; for test or private roots)")
+}
+
+// verifier builds the ledger verifier from the flags.
+func (f *ledgerFlags) verifier(extra ...ledger.Option) (*ledger.Verifier, error) {
+	trust := ledger.DefaultTrust()
+	if len(f.signerRegPins) > 0 {
+		trust.SignerRegistryIdentities = f.signerRegPins
+	}
+	var opts []ledger.Option
+	if f.at != "" {
+		t, err := time.Parse(time.RFC3339Nano, f.at)
+		if err != nil {
+			return nil, usageErrorf("--at: want an RFC 3339 time such as 2026-11-30T00:00:00Z")
+		}
+		opts = append(opts, ledger.WithAt(t))
+	}
+	if f.evidenceRoot != "" {
+		opts = append(opts, ledger.WithEvidenceRoot(f.evidenceRoot))
+	}
+	if len(f.previous) > 0 {
+		opts = append(opts, ledger.WithPreviousRegistry(f.previous...))
+	}
+	v, err := ledger.NewVerifier(trust, append(opts, extra...)...)
+	if err != nil {
+		return nil, ledgerError(err)
+	}
+	return v, nil
+}
+
+// ledgerError maps library errors: input and option errors are exit 2.
+func ledgerError(err error) error {
+	if errors.Is(err, ledger.ErrInput) {
+		return usageError(err)
+	}
+	return err
+}
+
+// writeLedgerResult prints the result (JSON or text) and notes, and returns
+// errCheckFailed when the exit code is 1.
+func writeLedgerResult(io *IO, f *ledgerFlags, res *ledger.Result) error {
+	for _, n := range res.Notes {
+		fmt.Fprintf(io.Err, "openadapt-agent: note: %s\n", oneLine(n))
+	}
+	if f.asJSON {
+		if err := writeJSON(io.Out, res); err != nil {
+			return err
+		}
+	} else if err := res.WriteText(io.Out); err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return errCheckFailed
+	}
+	return nil
+}
+
+func newLedgerVerifyCmd(io *IO) *cobra.Command {
+	var (
+		f                 ledgerFlags
+		sig               sigFlags
+		strict            bool
+		requireActive     []string
+		requireProduction bool
+	)
+	c := &cobra.Command{
+		Use:   "verify [PATH]",
+		Short: "Verify OpenAdapt admission ledgers offline and print per-target verdicts",
+		Long: `Verify OpenAdapt's signed admission ledgers offline against the pinned trust
+root and print each target's verdict, the product verdict and the workflow
+admissions.
+
+With no PATH it verifies the dated snapshot of OpenAdapt's published ledgers
+embedded in the binary. PATH may be a ledger or projection file (its evidence
+root defaults to the file's directory) or an evidence-root directory.
+
+Verdicts are fail-closed: a target whose latest admission cannot be fully
+checked is "not actively admitted". Exit 0 when every signature, digest and
+binding that is present verified (integrity verified or incomplete) and every
+--require-* holds; 1 when present evidence failed, a requirement is unmet, or
+evidence is incomplete under --strict; 2 for usage errors or unreadable input.
+
+With --bundle, the ledger FILE must also carry a valid Sigstore bundle
+(keyless with --trusted-root and certificate identity flags, or --key); a
+Sigstore pass never overrides a failed native check.`,
+		Example: `  openadapt-agent ledger verify
+  openadapt-agent ledger verify --json --at 2026-11-30T00:00:00Z
+  openadapt-agent ledger verify --require-active agent
+  openadapt-agent ledger verify ./evidence-root --strict`,
+		Args: rangeArgs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var extra []ledger.Option
+			if strict {
+				extra = append(extra, ledger.WithStrict())
+			}
+			var targets []string
+			for _, r := range requireActive {
+				for _, t := range strings.Split(r, ",") {
+					if t = strings.TrimSpace(t); t != "" {
+						targets = append(targets, t)
+					}
+				}
+			}
+			if len(targets) > 0 {
+				extra = append(extra, ledger.WithRequireActive(targets...))
+			}
+			if requireProduction {
+				extra = append(extra, ledger.WithRequireProduction())
+			}
+			so, err := sig.options()
+			if err != nil {
+				return err
+			}
+			if sig.set() {
+				if len(args) == 0 {
+					return usageErrorf("--bundle needs a ledger FILE argument")
+				}
+				extra = append(extra, ledger.WithSigstore(so))
+			}
+			v, err := f.verifier(extra...)
+			if err != nil {
+				return err
+			}
+			src := ledger.Embedded()
+			if len(args) == 1 {
+				src = ledger.Path(args[0])
+			}
+			res, err := v.Verify(cmd.Context(), src)
+			if err != nil {
+				return ledgerError(fmt.Errorf("ledger verify: %w", err))
+			}
+			return writeLedgerResult(io, &f, res)
+		},
+	}
+	f.bind(c)
+	fs := c.Flags()
+	fs.BoolVar(&strict, "strict", false, "exit 1 when evidence is incomplete")
+	fs.StringArrayVar(&requireActive, "require-active", nil, "exit 1 unless TARGET is active (repeatable, or comma-separated)")
+	fs.BoolVar(&requireProduction, "require-production", false, "exit 1 unless the product verdict is Production")
+	sig.bind(fs, "Sigstore bundle over the ledger FILE's bytes (with --trusted-root or --key)")
+	return c
+}

@@ -1,0 +1,104 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/skill"
+)
+
+// skillEmitMediaType identifies the `skill emit --json` document.
+const skillEmitMediaType = "application/vnd.openadapt-agent.skill-emit+json;version=1"
+
+func newSkillEmitCmd(io *IO) *cobra.Command {
+	var (
+		out, fromFlowSkill, flowCLI string
+		flowTimeout                 time.Duration
+		allowLegacy, force, asJSON  bool
+	)
+	c := &cobra.Command{
+		Use:   "emit (BUNDLE | --from-flow-skill SKILLDIR) --out DIR",
+		Short: "Wrap a Flow skill folder with openadapt-agent invocation and halt guidance",
+		Long: `Wrap the skill folder Flow emits (SKILL.md + bundle/) into an Agent Skill at
+DIR/<name>: the bundle inside is verified first (tampered, undecryptable and
+legacy-unverified bundles are refused; --allow-legacy accepts the last), the
+frontmatter is rewritten as safe YAML with openadapt-* metadata, Flow's body is
+kept byte for byte, and guidance for the governed MCP path is appended.
+
+With BUNDLE, Flow's own "emit-skill" runs first (--flow-cli, default
+openadapt-flow on PATH). With --from-flow-skill, no Flow is needed.
+The write is atomic; emitting again over our own output replaces it.`,
+		Args: rangeArgs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var bundleDir string
+			if len(args) == 1 {
+				bundleDir = args[0]
+			}
+			if (bundleDir == "") == (fromFlowSkill == "") {
+				return usageErrorf("skill emit: give exactly one of BUNDLE and --from-flow-skill SKILLDIR")
+			}
+			if out == "" {
+				return usageErrorf("skill emit: --out DIR is required")
+			}
+			if fromFlowSkill != "" && cmd.Flags().Changed("flow-cli") {
+				return usageErrorf("skill emit: --flow-cli applies only to BUNDLE")
+			}
+			for _, p := range []string{bundleDir, fromFlowSkill} {
+				if p == "" {
+					continue
+				}
+				if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+					return usageErrorf("skill emit: %s is not a readable folder", p)
+				}
+			}
+			flow, err := flowrun.SplitCommand(flowCLI)
+			if err != nil {
+				return usageErrorf("skill emit: --flow-cli: %w", err)
+			}
+			res, err := skill.Emit(cmd.Context(), skill.EmitOptions{
+				Bundle: bundleDir, FromFlowSkill: fromFlowSkill, OutDir: out,
+				Flow: flow, FlowTimeout: flowTimeout, Environ: os.Environ(),
+				AllowLegacy: allowLegacy, Force: force, AgentVersion: buildinfo.Version(),
+				Warn: func(msg string) { warnf(io.Err, "skill emit: %s", msg) },
+				FlowStderr: func(lines []string) {
+					for _, l := range lines {
+						fmt.Fprintf(io.Err, "flow: %s\n", oneLine(l))
+					}
+				},
+			})
+			if err != nil {
+				err = fmt.Errorf("skill emit: %w", err)
+				switch {
+				case errors.Is(err, skill.ErrName), errors.Is(err, skill.ErrDescription):
+					return withHint(err, "rename the workflow in Flow and re-emit")
+				case errors.Is(err, flowrun.ErrFlowNotFound):
+					return withHint(err, "install openadapt-flow or pass --flow-cli, or use --from-flow-skill")
+				}
+				return err
+			}
+			if asJSON {
+				return writeJSON(io.Out, struct {
+					MediaType string `json:"mediaType"`
+					*skill.EmitResult
+				}{skillEmitMediaType, res})
+			}
+			_, err = fmt.Fprintln(io.Out, res.SkillDir)
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&out, "out", "", "parent folder of the emitted skill (created if missing)")
+	f.StringVar(&fromFlowSkill, "from-flow-skill", "", "wrap a folder Flow already emitted (no Flow needed)")
+	f.StringVar(&flowCLI, "flow-cli", flowrun.DefaultFlowCommand, "Flow command, split with POSIX shell quoting")
+	f.DurationVar(&flowTimeout, "flow-timeout", skill.DefaultFlowTimeout, "time limit for Flow's emit-skill")
+	f.BoolVar(&allowLegacy, "allow-legacy", false, "accept a legacy bundle without a manifest (not integrity-checked)")
+	f.BoolVar(&force, "force", false, "replace a different skill already at DIR/<name>")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	return c
+}

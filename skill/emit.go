@@ -1,0 +1,406 @@
+package skill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v2"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
+
+// EmitOptions configure [Emit]. Give exactly one of Bundle and FromFlowSkill.
+type EmitOptions struct {
+	// Bundle is a bundle folder; Flow's `emit-skill` writes the skill folder.
+	Bundle string
+	// FromFlowSkill is a folder Flow already emitted (or one this package
+	// already wrapped); no Flow is needed.
+	FromFlowSkill string
+	// OutDir receives the skill at OutDir/<name>; it is created if missing.
+	OutDir string
+	// Flow is the Flow command (split --flow-cli); default "openadapt-flow".
+	Flow []string
+	// FlowTimeout bounds Flow's emit-skill; 0 means 2 minutes.
+	FlowTimeout time.Duration
+	// Environ is the environment the Flow child's allowlisted environment is
+	// built from (os.Environ() form).
+	Environ []string
+	// BundleOptions are passed to bundle.Load (tests pin the key there);
+	// by default the key comes from OPENADAPT_BUNDLE_KEY.
+	BundleOptions []bundle.Option
+	// AllowLegacy accepts a legacy_unverified bundle (with a warning).
+	AllowLegacy bool
+	// Force replaces a different skill already at OutDir/<name>.
+	Force bool
+	// AgentVersion is written into the metadata.
+	AgentVersion string
+	// Warn receives warnings; FlowStderr receives the last stderr lines of
+	// a failed Flow run (protected: print them locally, never in JSON).
+	Warn       func(string)
+	FlowStderr func(lines []string)
+}
+
+// EmitResult describes an emitted skill. Every field is safe to print.
+type EmitResult struct {
+	SkillDir       string   `json:"skill_dir"`
+	Name           string   `json:"name"`
+	WorkflowID     string   `json:"workflow_id"`
+	BundleVersion  string   `json:"bundle_version"`
+	BundleStatus   string   `json:"bundle_status"`
+	RequiredParams []string `json:"required_params"`
+}
+
+// ErrFlow is returned (wrapped) when Flow's emit-skill fails or cannot start.
+var ErrFlow = errors.New("flow emit-skill failed")
+
+// DefaultFlowTimeout bounds Flow's emit-skill.
+const DefaultFlowTimeout = 2 * time.Minute
+
+// Emit wraps a Flow skill folder (spec/skills.md §2): it verifies the bundle
+// inside with the bundle package (refusing tampered, undecryptable and,
+// without AllowLegacy, legacy bundles with an error wrapping [ErrBundle]),
+// wraps SKILL.md ([Wrap]), normalises modes, validates the result and
+// publishes it atomically at OutDir/<name>. A failure leaves nothing behind.
+// A different skill already at OutDir/<name> is refused ([ErrConflict])
+// unless Force is set.
+func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
+	warn := opt.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	if (opt.Bundle == "") == (opt.FromFlowSkill == "") {
+		return nil, errors.New("give exactly one of a bundle and a Flow skill folder")
+	}
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, err
+	}
+	src := opt.FromFlowSkill
+	var input *bundle.Bundle
+	if opt.Bundle != "" {
+		// Step 1: verify the input before Flow ever sees it.
+		b, err := loadBundle(opt.Bundle, opt, warn)
+		if err != nil {
+			return nil, err
+		}
+		input = b
+		tmp, err := os.MkdirTemp(opt.OutDir, ".openadapt-emit-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		if src, err = runFlowEmit(ctx, opt, tmp); err != nil {
+			return nil, err
+		}
+		// Step 4: Flow's copy must be the verified input, file for file.
+		same, err := sameListing(opt.Bundle, filepath.Join(src, "bundle"))
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			return nil, fmt.Errorf("%w: Flow's bundle copy differs from the verified input", ErrBundle)
+		}
+	}
+	srcAbs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Base(srcAbs)
+	for _, f := range NameFindings(name, "") {
+		if f.Severity == SeverityError {
+			return nil, &FindingError{Finding: f}
+		}
+	}
+	final := filepath.Join(opt.OutDir, name)
+	stage, err := atomicfile.StageDir(final)
+	if err != nil {
+		return nil, err
+	}
+	defer stage.Abort()
+	if err := copyTree(srcAbs, stage.Dir); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Lstat(filepath.Join(stage.Dir, "bundle")); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: the skill folder has no bundle/ folder", ErrLayout)
+	}
+	stageWarn := warn
+	if input != nil {
+		stageWarn = func(string) {} // already warned about the input
+	}
+	b, err := loadBundle(filepath.Join(stage.Dir, "bundle"), opt, stageWarn)
+	if err != nil {
+		return nil, err
+	}
+	if input != nil && input.ID != b.ID {
+		return nil, fmt.Errorf("%w: Flow's bundle copy differs from the verified input", ErrBundle)
+	}
+	skillMD := filepath.Join(stage.Dir, "SKILL.md")
+	if entries, err := os.ReadDir(stage.Dir); err != nil {
+		return nil, err
+	} else if f, ok := skillMDFinding(entries); !ok {
+		return nil, &FindingError{Finding: f}
+	}
+	raw, err := os.ReadFile(skillMD)
+	if err != nil {
+		return nil, err
+	}
+	params := b.DeclaredParams()
+	slices.Sort(params)
+	res := &EmitResult{
+		Name: name, WorkflowID: b.ID, BundleVersion: b.BundleVersion,
+		BundleStatus: string(b.Integrity), RequiredParams: params,
+	}
+	out, warns, err := Wrap(raw, WrapInput{
+		DirName: name, WorkflowID: b.ID, BundleVersion: b.BundleVersion, BundleStatus: res.BundleStatus,
+		RequiredParams: params, AgentVersion: opt.AgentVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		warn(w)
+	}
+	if err := os.WriteFile(skillMD, out, 0o644); err != nil {
+		return nil, err
+	}
+	rep, err := validateDir(stage.Dir, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.FirstError(); err != nil {
+		return nil, fmt.Errorf("internal: emitted skill failed validation: %w", err)
+	}
+
+	// Publish (§2.6).
+	replace, err := mayReplace(final, srcAbs, b.ID, opt.Force)
+	if err != nil {
+		return nil, err
+	}
+	if err := stage.Commit(replace); err != nil {
+		return nil, err
+	}
+	res.SkillDir, err = filepath.Abs(final)
+	return res, err
+}
+
+// loadBundle verifies a bundle folder with the bundle package, exactly as
+// `bundle verify` does.
+func loadBundle(dir string, opt EmitOptions, warn func(string)) (*bundle.Bundle, error) {
+	b, err := bundle.Load(dir, opt.BundleOptions...)
+	if b == nil {
+		return nil, &bundleError{msg: fmt.Sprintf("bundle cannot be loaded: %v", err), err: err}
+	}
+	switch b.Integrity {
+	case bundle.Verified:
+		return b, nil
+	case bundle.LegacyUnverified:
+		if !opt.AllowLegacy {
+			return nil, &bundleError{
+				msg: "bundle is legacy_unverified (no manifest, so not integrity-checked); pass --allow-legacy to wrap it anyway",
+				err: fmt.Errorf("legacy_unverified"),
+			}
+		}
+		warn("bundle is legacy_unverified: it is not integrity-checked, and serve lists it as unavailable with no run tool")
+		return b, nil
+	default:
+		if err == nil {
+			err = b.Err
+		}
+		return nil, &bundleError{msg: fmt.Sprintf("bundle failed verification (%s)", b.ErrorKind), err: err}
+	}
+}
+
+// runFlowEmit runs `<flow…> emit-skill <abs bundle> --out <abs tmp>` and
+// returns the one skill folder it wrote.
+func runFlowEmit(ctx context.Context, opt EmitOptions, tmp string) (string, error) {
+	flow := opt.Flow
+	if len(flow) == 0 {
+		flow = []string{flowrun.DefaultFlowCommand}
+	}
+	absBundle, err := filepath.Abs(opt.Bundle)
+	if err != nil {
+		return "", err
+	}
+	absTmp, err := filepath.Abs(tmp)
+	if err != nil {
+		return "", err
+	}
+	if _, err := flowrun.LookFlow(flow); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrFlow, err)
+	}
+	timeout := opt.FlowTimeout
+	if timeout <= 0 {
+		timeout = DefaultFlowTimeout
+	}
+	args := append(slices.Clone(flow), "emit-skill", absBundle, "--out", absTmp)
+	exit := flowrun.Exec(ctx, flowrun.Command{Args: args, Env: flowrun.ChildEnv(opt.Environ, nil), Timeout: timeout})
+	tail := func() {
+		if opt.FlowStderr == nil || exit.Stderr == "" {
+			return
+		}
+		lines := strings.Split(strings.TrimRight(exit.Stderr, "\n"), "\n")
+		if len(lines) > 20 {
+			lines = lines[len(lines)-20:]
+		}
+		opt.FlowStderr(lines)
+	}
+	switch {
+	case exit.Err != nil:
+		return "", fmt.Errorf("%w: %w", ErrFlow, exit.Err)
+	case exit.TimedOut:
+		tail()
+		return "", fmt.Errorf("%w: timed out after %s", ErrFlow, timeout)
+	case exit.Canceled:
+		return "", fmt.Errorf("%w: canceled", ErrFlow)
+	case exit.Code != 0:
+		tail()
+		return "", fmt.Errorf("%w: exit code %s", ErrFlow, strconv.Itoa(exit.Code))
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return "", err
+	}
+	layout := fmt.Errorf("%w: unexpected Flow output layout", ErrLayout)
+	if len(entries) != 1 || !entries[0].IsDir() {
+		return "", layout
+	}
+	dir := filepath.Join(tmp, entries[0].Name())
+	for _, want := range []struct {
+		name string
+		dir  bool
+	}{{"SKILL.md", false}, {"bundle", true}} {
+		fi, err := os.Lstat(filepath.Join(dir, want.name))
+		if err != nil || fi.IsDir() != want.dir || fi.Mode()&fs.ModeSymlink != 0 {
+			return "", layout
+		}
+	}
+	return dir, nil
+}
+
+// sameListing compares the per-file sha256 listings of two folders.
+func sameListing(a, b string) (bool, error) {
+	la, err := listing(a)
+	if err != nil {
+		return false, err
+	}
+	lb, err := listing(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(la, lb), nil
+}
+
+func listing(root string) ([]byte, error) {
+	entries, _, err := walkTree(root, walkOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := hashEntries(root, entries, 2); err != nil {
+		return nil, err
+	}
+	return sumsBytes(entries), nil
+}
+
+// copyTree copies src into the existing folder dst, refusing symlinks and
+// special files, with modes normalised: 0644 files, 0755 executables and
+// folders.
+func copyTree(src, dst string) error {
+	entries, _, err := walkTree(src, walkOptions{})
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(dst, filepath.FromSlash(e.rel))
+		if e.dir {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				return err
+			}
+			if err := os.Chmod(p, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := copyFile(filepath.Join(src, filepath.FromSlash(e.rel)), p, e.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Chmod(mode); err != nil { // umask-independent
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// mayReplace decides §2.6: absent → false; our skill with the same workflow
+// id, or the source of an in-place re-wrap → true; anything else needs force.
+func mayReplace(final, src, id string, force bool) (bool, error) {
+	fi, err := os.Lstat(final)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if srcFi, err := os.Stat(src); err == nil && os.SameFile(fi, srcFi) {
+		return true, nil
+	}
+	if fi.IsDir() && workflowIDOf(final) == id {
+		return true, nil
+	}
+	if force {
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %s holds a different skill; pass --force to replace it", ErrConflict, final)
+}
+
+// workflowIDOf reads metadata.openadapt-workflow-id from dir/SKILL.md, or "".
+func workflowIDOf(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
+	if err != nil {
+		return ""
+	}
+	sf, err := ParseSkillFile(data)
+	if err != nil {
+		return ""
+	}
+	m, _ := sf.Get("metadata")
+	ms, _ := m.(yaml.MapSlice)
+	for _, it := range ms {
+		if it.Key == MetaWorkflowID {
+			s, _ := it.Value.(string)
+			return s
+		}
+	}
+	return ""
+}
