@@ -158,9 +158,6 @@ func Exec(ctx context.Context, c Command) Exit {
 	}
 	pid := cmd.Process.Pid
 	ex.Process = Process{PID: pid, PGID: pid, StartTime: processStartTime(pid)}
-	if c.Started != nil {
-		c.Started(ex.Process)
-	}
 
 	var outTail, errTail tail
 	var drain sync.WaitGroup
@@ -170,6 +167,11 @@ func Exec(ctx context.Context, c Command) Exit {
 
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- cmd.Wait() }()
+	if c.Started != nil {
+		// The output is already being drained, so a slow callback (the
+		// run record's fsync) never stalls Flow on a full pipe.
+		c.Started(ex.Process)
+	}
 
 	var timeout <-chan time.Time
 	if c.Timeout > 0 {
