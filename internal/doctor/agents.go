@@ -1,0 +1,188 @@
+package doctor
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+)
+
+// ServerName is the name the snippets register the server under.
+const ServerName = "openadapt-agent"
+
+// agent is one supported MCP host.
+type agent struct {
+	id       string   // check id suffix
+	name     string   // display name
+	binaries []string // programs on PATH
+	// configDir returns the host's config folder, "" when unknown.
+	configDir func(env Env) string
+	// snippet returns the registration fix for the given command line.
+	snippet func(exe string, args []string) string
+}
+
+var agents = []agent{
+	{
+		id:       "claude-code",
+		name:     "Claude Code",
+		binaries: []string{"claude"},
+		configDir: func(env Env) string {
+			if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+				return d
+			}
+			return homeJoin(env, ".claude")
+		},
+		snippet: func(exe string, args []string) string {
+			return "claude mcp add --scope user " + ServerName + " -- " + strings.Join(quoteAll(append([]string{exe}, args...)), " ")
+		},
+	},
+	{
+		id:       "codex",
+		name:     "Codex",
+		binaries: []string{"codex"},
+		configDir: func(env Env) string {
+			if d := env.Getenv("CODEX_HOME"); d != "" {
+				return d
+			}
+			return homeJoin(env, ".codex")
+		},
+		snippet: func(exe string, args []string) string {
+			// TOML basic strings accept JSON string escapes.
+			var b strings.Builder
+			b.WriteString("add to ~/.codex/config.toml (env_vars forwards the bundle key without storing it):\n")
+			b.WriteString("[mcp_servers." + ServerName + "]\n")
+			b.WriteString("command = " + jsonString(exe) + "\n")
+			b.WriteString("args = [" + strings.Join(mapStrings(args, jsonString), ", ") + "]\n")
+			b.WriteString(`env_vars = ["OPENADAPT_BUNDLE_KEY"]`)
+			return b.String()
+		},
+	},
+	{
+		id:       "cursor",
+		name:     "Cursor",
+		binaries: []string{"cursor", "cursor-agent"},
+		configDir: func(env Env) string {
+			return homeJoin(env, ".cursor")
+		},
+		snippet: func(exe string, args []string) string {
+			doc := map[string]any{"mcpServers": map[string]any{ServerName: map[string]any{"command": exe, "args": args}}}
+			b, _ := json.MarshalIndent(doc, "", "  ")
+			return "add to ~/.cursor/mcp.json (merge into an existing mcpServers object):\n" + string(b)
+		},
+	},
+}
+
+func homeJoin(env Env, name string) string {
+	if env.HomeDir == "" {
+		return ""
+	}
+	return filepath.Join(env.HomeDir, name)
+}
+
+// serverCommand returns the program and arguments an agent should start:
+// serve with the folders and options doctor was given, absolute.
+func serverCommand(env Env, opts Options) (string, []string) {
+	exe := "openadapt-agent"
+	if e := env.Executable; e != "" && filepath.IsAbs(e) && !inTemp(env, e) {
+		exe = e
+	}
+	bundles := "/ABSOLUTE/PATH/TO/bundles"
+	if opts.Bundles != "" {
+		bundles = absFrom(env.WorkDir, opts.Bundles)
+	}
+	runs := suggestedRunsDir(env)
+	if opts.RunsDirSet {
+		runs = absFrom(env.WorkDir, opts.RunsDir)
+	}
+	args := []string{"serve", "--bundles", bundles, "--runs-dir", runs}
+	if opts.FlowCLISet {
+		args = append(args, "--flow-cli", opts.FlowCLI)
+	}
+	if opts.Ledger != "" {
+		args = append(args, "--ledger", absFrom(env.WorkDir, opts.Ledger))
+	}
+	return exe, args
+}
+
+// inTemp reports whether p is a throwaway build (go run, go test) whose path
+// would not survive.
+func inTemp(env Env, p string) bool {
+	if strings.Contains(filepath.ToSlash(p), "/go-build") {
+		return true
+	}
+	if env.TempDir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(env.TempDir, p)
+	return err == nil && !strings.HasPrefix(rel, "..")
+}
+
+func checkAgents(env Env, opts Options) []Check {
+	exe, args := serverCommand(env, opts)
+	var out []Check
+	for _, a := range agents {
+		var found []string
+		for _, bin := range a.binaries {
+			if _, err := env.LookPath(bin); err == nil {
+				found = append(found, bin+" on PATH")
+				break
+			}
+		}
+		if d := a.configDir(env); d != "" {
+			if fi, err := env.Stat(d); err == nil && fi.IsDir() {
+				found = append(found, "config folder "+tildePath(env, d))
+			}
+		}
+		if len(found) == 0 {
+			continue
+		}
+		out = append(out, Check{
+			ID:      "agent." + a.id,
+			Status:  OK,
+			Message: a.name + " detected (" + strings.Join(found, ", ") + ")",
+			Fix:     a.snippet(exe, args),
+		})
+	}
+	if len(out) == 0 {
+		out = append(out, Check{
+			ID:      IDAgents,
+			Status:  Warn,
+			Message: "no supported agent detected (Claude Code, Codex or Cursor: no config folder, no program on PATH)",
+			Fix:     "install one of them, then run doctor again for its exact registration snippet (the README shows all three)",
+		})
+	}
+	return out
+}
+
+// tildePath shows a path under the home folder as ~/….
+func tildePath(env Env, p string) string {
+	if env.HomeDir != "" {
+		if rel, err := filepath.Rel(env.HomeDir, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return "~/" + filepath.ToSlash(rel)
+		}
+	}
+	return p
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func mapStrings(in []string, f func(string) string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = f(s)
+	}
+	return out
+}
+
+// quote returns s as one POSIX shell word: unchanged when it has only safe
+// characters, otherwise in single quotes.
+func quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoteAll(in []string) []string { return mapStrings(in, quote) }
