@@ -24,6 +24,11 @@ const (
 	maxJSONSize = 256 << 20
 )
 
+var (
+	errIsSymlink  = errors.New("is a symlink")
+	errNotRegular = errors.New("not a regular file")
+)
+
 // loader loads bundles; one per worker goroutine (it owns a copy buffer).
 type loader struct {
 	cfg *config
@@ -33,6 +38,25 @@ type loader struct {
 
 func newLoader(cfg *config, lim limiter) *loader {
 	return &loader{cfg: cfg, lim: lim, buf: make([]byte, 64<<10)}
+}
+
+// copy streams r into w through the loader's buffer. (io.CopyBuffer would
+// hand *os.File to its WriteTo, which allocates a fresh 32 KiB buffer per file.)
+func (l *loader) copy(w io.Writer, r io.Reader) (int64, error) {
+	var n int64
+	for {
+		k, err := r.Read(l.buf)
+		if k > 0 {
+			w.Write(l.buf[:k])
+			n += int64(k)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 func (b *Bundle) fail(e *Error) {
@@ -253,7 +277,13 @@ func readCapped(path, rel string) ([]byte, *Error) {
 	if fi.Size() > maxJSONSize {
 		return nil, newErr(KindInvalidJSON, "%s exceeds %d bytes", rel, maxJSONSize)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxJSONSize+1))
+	// Read exactly the stat'ed size plus one byte, to notice growth.
+	data := make([]byte, fi.Size()+1)
+	k, err := io.ReadFull(f, data)
+	data = data[:k]
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
 	if err != nil {
 		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
 	}
@@ -390,8 +420,8 @@ func checkKeys(entries []fileEntry) *Error {
 }
 
 // checkAsset verifies one plaintext asset (§6 step 4) without following any
-// symlink: every component is lstat'ed, and the opened file must be the one
-// that was lstat'ed.
+// symlink: every folder component is lstat'ed (once per bundle) and the file
+// itself is opened without following a symlink or blocking on a fifo.
 func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bool) *Error {
 	parts := strings.Split(fe.rel, "/")
 	cur := dir
@@ -411,26 +441,23 @@ func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bo
 		}
 		dirOK[cur] = true
 	}
-	path := filepath.Join(cur, parts[len(parts)-1])
-	fi, err := os.Lstat(path)
+	f, err := openNoFollow(filepath.Join(cur, parts[len(parts)-1]))
 	switch {
-	case err != nil:
-		return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case errors.Is(err, errIsSymlink):
 		return newErr(KindUnsafePath, "listed asset %d (%s) is a symlink", i, safeRel(fe.rel))
-	case !fi.Mode().IsRegular():
+	case errors.Is(err, errNotRegular):
 		return newErr(KindAssetMissing, "listed asset %d (%s) is not a regular file", i, safeRel(fe.rel))
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	case errors.Is(err, fs.ErrNotExist):
+		return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
+	case err != nil:
 		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
 	}
 	defer f.Close()
-	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
-		return newErr(KindUnsafePath, "listed asset %d (%s) changed while opening", i, safeRel(fe.rel))
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return newErr(KindAssetMissing, "listed asset %d (%s) is not a regular file", i, safeRel(fe.rel))
 	}
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, f, l.buf); err != nil {
+	if _, err := l.copy(h, f); err != nil {
 		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
 	}
 	var sum [sha256.Size]byte
@@ -584,7 +611,7 @@ func (l *loader) sealedBundleVersion(dir string) (string, *Error) {
 		putU64(uint64(len(f.rel)))
 		h.Write([]byte(f.rel))
 		putU64(uint64(fi.Size()))
-		got, err := io.CopyBuffer(h, io.LimitReader(fh, fi.Size()+1), l.buf)
+		got, err := l.copy(h, io.LimitReader(fh, fi.Size()+1))
 		fh.Close()
 		if err != nil || got != fi.Size() {
 			return "", nil // changed while reading

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -169,7 +168,7 @@ func TestPlainTamper(t *testing.T) {
 		{"asset is a fifo", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "templates/a.png")
 			os.Remove(p)
-			if err := syscall.Mkfifo(p, 0o644); err != nil {
+			if err := mkfifo(p); err != nil {
 				t.Skip("mkfifo:", err)
 			}
 		}, KindAssetMissing},
@@ -195,7 +194,7 @@ func TestPlainTamper(t *testing.T) {
 		{"workflow.json is a fifo", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "workflow.json")
 			os.Remove(p)
-			if err := syscall.Mkfifo(p, 0o644); err != nil {
+			if err := mkfifo(p); err != nil {
 				t.Skip("mkfifo:", err)
 			}
 		}, KindNotABundle},
