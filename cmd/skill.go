@@ -19,6 +19,7 @@ func newSkillCmd(io *IO) *cobra.Command {
 		newSkillValidateCmd(io),
 		newSkillPackCmd(io),
 		newSkillEmitCmd(io),
+		newSkillVerifyCmd(io),
 	)
 	return c
 }

@@ -81,6 +81,9 @@ type VerifyResult struct {
 	DigestSource string `json:"-"`
 }
 
+// ErrOption is returned (wrapped) for a malformed option value.
+var ErrOption = errors.New("invalid option")
+
 // ErrUnknownArchive is returned (wrapped in [ErrUnsafeArchive]) when the
 // file is neither a zip nor a zstd stream.
 var ErrUnknownArchive = fmt.Errorf("%w: neither a zip archive nor a zstd stream", ErrUnsafeArchive)
@@ -159,7 +162,7 @@ func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, e
 	if err := w.checkContent(); err != nil {
 		return nil, err
 	}
-	res.Name, res.TreeDigest, res.Files = w.top, TreeDigest(w.sums), len(w.files)
+	res.Name, res.TreeDigest, res.Files = w.top, TreeDigest(w.sums), len(w.files)+1
 	return res, nil
 }
 
@@ -170,7 +173,7 @@ func expectedDigest(file, flag string) (string, string, error) {
 	if flag != "" {
 		d := strings.ToLower(strings.TrimPrefix(flag, "sha256:"))
 		if !hexDigest.MatchString(d) {
-			return "", "", fmt.Errorf("%w: --sha256 must be 64 hex digits, optionally prefixed sha256:", ErrPath)
+			return "", "", fmt.Errorf("%w: --sha256 must be 64 hex digits, optionally prefixed sha256:", ErrOption)
 		}
 		return d, "flag", nil
 	}
