@@ -269,8 +269,10 @@ func classifyBytes(report []byte) reportClass {
 // VERIFIED report gives status error with [ReasonUnsignedProductionSuccess]
 // and EffectVerified. Invalid JSON and non-objects are error (rule 1).
 // JSON booleans only: "yes" is not true.
-func ClassifyReport(report []byte) Verdict {
-	c := classifyBytes(report)
+func ClassifyReport(report []byte) Verdict { return applyUnsigned(classifyBytes(report)) }
+
+// applyUnsigned turns a §6.1 class into the exit-0 verdict (§6.2).
+func applyUnsigned(c reportClass) Verdict {
 	v := Verdict{Status: c.status, Outcome: c.outcome}
 	if c.status == StatusSuccess && c.productionEligible {
 		// §6.2: "the local agent cannot mint a Seal, so a production-eligible
@@ -308,15 +310,24 @@ func ClassifyExit(code int, state ReportState, report []byte) Verdict {
 		}
 		return Verdict{Status: StatusHalt, Reason: ReasonNoReport}
 	}
-	if _, ok := parseObject(report); !ok {
+	obj, ok := parseObject(report)
+	if !ok {
 		// A caller passing ReportPresent with bytes that are not an object:
 		// the report is unusable (§6.3), not "no report".
 		return Verdict{Status: StatusError}
 	}
-	if code == 0 {
-		return ClassifyReport(report)
+	return classifyExitObject(code, obj)
+}
+
+// classifyExitObject is ClassifyExit for a present report already parsed.
+func classifyExitObject(code int, obj map[string]json.RawMessage) Verdict {
+	if code == 2 {
+		return Verdict{Status: StatusRefused}
 	}
-	c := classifyBytes(report)
+	c := classifyObject(obj)
+	if code == 0 {
+		return applyUnsigned(c)
+	}
 	if c.status == StatusSuccess {
 		return Verdict{Status: StatusError, Outcome: c.outcome, Reason: ReasonInconsistentExit}
 	}

@@ -17,8 +17,10 @@ func ParamsFileName(runID string) string { return "params-" + runID + ".json" }
 // WriteParamsFile creates dir/params-<runID>.json exclusively with mode 0600
 // and writes one JSON object mapping each parameter name to its string value
 // (flow-run.md §1 "Parameters file"). Values never go anywhere else: not in
-// argv, not in error text. The file is fsynced. An existing file is an error
-// (exclusive creation); a partially written file is removed.
+// argv, not in error text. An existing file is an error (exclusive
+// creation); a partially written file is removed. It is not fsynced: Flow
+// reads it through the page cache, and it is deleted when the run ends, so
+// durability would only cost time (a crash loses the run anyway).
 //
 // Errors wrap [ErrParamsFile]; with a malformed runID, [ErrInvalidRequest].
 func WriteParamsFile(dir, runID string, params map[string]string) (path string, err error) {
@@ -53,9 +55,6 @@ func WriteParamsFile(dir, runID string, params map[string]string) (path string, 
 		return path, fmt.Errorf("%w: %w", ErrParamsFile, err)
 	}
 	if _, err := f.Write(data); err != nil {
-		return path, fmt.Errorf("%w: %w", ErrParamsFile, err)
-	}
-	if err := f.Sync(); err != nil {
 		return path, fmt.Errorf("%w: %w", ErrParamsFile, err)
 	}
 	return path, nil

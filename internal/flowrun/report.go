@@ -1,6 +1,7 @@
 package flowrun
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,44 +30,51 @@ const MaxReportSize = 16 << 20
 // [ErrReportTooLarge], [ErrReportSyntax]) or the OS error. runID must satisfy
 // [ValidRunID] (else [ErrInvalidRequest]), so it can never name another path.
 func ReadReport(runsDir, runID string) ([]byte, ReportState, error) {
+	data, _, state, err := readReport(runsDir, runID)
+	return data, state, err
+}
+
+// readReport is ReadReport that also returns the parsed top-level object.
+func readReport(runsDir, runID string) ([]byte, map[string]json.RawMessage, ReportState, error) {
 	if !ValidRunID(runID) {
-		return nil, ReportUnusable, fmt.Errorf("%w: malformed run id", ErrInvalidRequest)
+		return nil, nil, ReportUnusable, fmt.Errorf("%w: malformed run id", ErrInvalidRequest)
 	}
 	fi, err := os.Lstat(runsDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ReportAbsent, nil
+		return nil, nil, ReportAbsent, nil
 	}
 	if err != nil {
-		return nil, ReportUnusable, fmt.Errorf("%w: runs root: %w", ErrReport, err)
+		return nil, nil, ReportUnusable, fmt.Errorf("%w: runs root: %w", ErrReport, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return nil, ReportUnusable, fmt.Errorf("%w: runs root is not a plain directory", ErrUnsafePath)
+		return nil, nil, ReportUnusable, fmt.Errorf("%w: runs root is not a plain directory", ErrUnsafePath)
 	}
 	runDir := filepath.Join(runsDir, runID)
 	fi, err = os.Lstat(runDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ReportAbsent, nil
+		return nil, nil, ReportAbsent, nil
 	}
 	if err != nil {
-		return nil, ReportUnusable, fmt.Errorf("%w: run directory: %w", ErrReport, err)
+		return nil, nil, ReportUnusable, fmt.Errorf("%w: run directory: %w", ErrReport, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return nil, ReportUnusable, fmt.Errorf("%w: run directory is not a plain directory", ErrUnsafePath)
+		return nil, nil, ReportUnusable, fmt.Errorf("%w: run directory is not a plain directory", ErrUnsafePath)
 	}
 	if err := insideRoot(runsDir, runDir); err != nil {
-		return nil, ReportUnusable, err
+		return nil, nil, ReportUnusable, err
 	}
 	data, err := readRegular(filepath.Join(runDir, "report.json"), MaxReportSize)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ReportAbsent, nil
+		return nil, nil, ReportAbsent, nil
 	}
 	if err != nil {
-		return nil, ReportUnusable, err
+		return nil, nil, ReportUnusable, err
 	}
-	if _, ok := parseObject(data); !ok {
-		return nil, ReportUnusable, fmt.Errorf("%w: not a JSON object", ErrReportSyntax)
+	obj, ok := parseObject(data)
+	if !ok {
+		return nil, nil, ReportUnusable, fmt.Errorf("%w: not a JSON object", ErrReportSyntax)
 	}
-	return data, ReportPresent, nil
+	return data, obj, ReportPresent, nil
 }
 
 // insideRoot checks that dir resolves strictly inside root.

@@ -233,29 +233,30 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 		res.Verdict = Verdict{Status: StatusRefused}
 		return res
 	}
-	data, state, rerr := ReadReport(req.RunsDir, req.RunID)
+	// The report is parsed once; classification, summary and halt use the
+	// same object.
+	_, obj, state, rerr := readReport(req.RunsDir, req.RunID)
 	res.Report = state
 	if state != ReportAbsent {
 		res.ReportPath = filepath.Join(res.RunDir, "report.json")
 	}
-	res.Verdict = ClassifyExit(code, state, data)
 	switch state {
 	case ReportUnusable:
+		res.Verdict = ClassifyExit(code, state, nil)
 		res.Err = rerr
+	case ReportAbsent:
+		res.Verdict = ClassifyExit(code, state, nil)
 	case ReportPresent:
-		res.Summary = Summarize(data)
-		res.Halt = haltObject(data)
+		res.Verdict = classifyExitObject(code, obj)
+		res.Summary = summarizeObject(obj)
+		res.Halt = haltObject(obj)
 	}
 	return res
 }
 
 // haltObject returns the report's halt member when it is an object of at
 // most 64 KiB.
-func haltObject(report []byte) json.RawMessage {
-	obj, ok := parseObject(report)
-	if !ok {
-		return nil
-	}
+func haltObject(obj map[string]json.RawMessage) json.RawMessage {
 	h := obj["halt"]
 	if len(h) > maxHaltJSON {
 		return nil

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -571,20 +573,90 @@ func BenchmarkRun(b *testing.B) {
 		Params: map[string]string{"note": "x"},
 		Env:    []string{"FAKE_FLOW_REPORT=" + report},
 	}
-	b.ResetTimer()
+	var lat []time.Duration
 	for b.Loop() {
 		req.RunID = NewRunID()
+		t0 := time.Now()
 		if res := (CLIRunner{}).Run(context.Background(), req); res.Status != StatusSuccess {
 			b.Fatalf("status %q", res.Status)
 		}
+		lat = append(lat, time.Since(t0))
 	}
+	reportPercentiles(b, lat)
+}
+
+// reportPercentiles adds p50 and p90 latency metrics in milliseconds.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*9/10])/1e6, "p90-ms")
+}
+
+// BenchmarkOSExecFake is the same fake Flow run through plain os/exec
+// (params file written once, no group, no report read): the process cost
+// that BenchmarkRun adds this package's work to.
+func BenchmarkOSExecFake(b *testing.B) {
+	root := b.TempDir()
+	flow := fakeflow.Install(b)
+	params := filepath.Join(root, "params.json")
+	if err := os.WriteFile(params, []byte(`{"note":"x"}`), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	report, _ := filepath.Abs(filepath.Join(flowVectors, "reports/legacy-success/report.json"))
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		cmd := exec.Command(flow, "run", root, "--run-dir", filepath.Join(root, "runs", NewRunID()), "--params-file", params)
+		cmd.Env = []string{"FAKE_FLOW_REPORT=" + report}
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	reportPercentiles(b, lat)
 }
 
 // BenchmarkExecTrue is the spawn floor: /bin/true through Exec.
 func BenchmarkExecTrue(b *testing.B) {
+	var lat []time.Duration
 	for b.Loop() {
+		t0 := time.Now()
 		if ex := Exec(context.Background(), Command{Args: []string{"/bin/true"}}); ex.Code != 0 {
 			b.Fatalf("exit %d %v", ex.Code, ex.Err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkOSExecTrue is the floor without this package: os/exec of
+// /bin/true with inherited output.
+func BenchmarkOSExecTrue(b *testing.B) {
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkClassify is the report read and classification of one run.
+func BenchmarkClassify(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(flowVectors, "reports/standard-halted/report.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		v := ClassifyExit(1, ReportPresent, data)
+		_ = Summarize(data)
+		if v.Status != StatusHalt {
+			b.Fatal(v)
 		}
 	}
 }

@@ -31,11 +31,15 @@ type Summary struct {
 //
 // A body that is not a JSON object gives the empty Summary.
 func Summarize(report []byte) Summary {
-	var s Summary
 	r, ok := parseObject(report)
 	if !ok {
-		return s
+		return Summary{}
 	}
+	return summarizeObject(r)
+}
+
+func summarizeObject(r map[string]json.RawMessage) Summary {
+	var s Summary
 	var results []json.RawMessage
 	if v, ok := r["results"]; ok && json.Unmarshal(v, &results) == nil && results != nil {
 		total, okN, skipped := len(results), 0, 0
