@@ -45,7 +45,6 @@ Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails,
 			if testOnlyDoctorEnv != nil {
 				env = testOnlyDoctorEnv()
 			}
-			env.Ledger = doctorLedgerCheck
 			rep := doctor.Run(c.Context(), env, opts, buildinfo.Version())
 			if asJSON {
 				enc := json.NewEncoder(io.Out)
@@ -70,9 +69,6 @@ Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails,
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return c
 }
-
-// doctorLedgerCheck is the ledger check; nil until the ledger package is wired in.
-var doctorLedgerCheck doctor.LedgerFunc
 
 // printDoctor prints the report for people: one line per check, then the
 // fix indented under it, then a summary line.

@@ -23,6 +23,7 @@ func System() Env {
 		Stat:     os.Stat,
 		TempDir:  os.TempDir(),
 		Now:      time.Now,
+		Ledger:   LedgerCheck,
 		FlowVersion: func(ctx context.Context, argv []string) (string, error) {
 			x := flowrun.Exec(ctx, flowrun.Command{
 				Args:    append(append([]string(nil), argv...), "--version"),
