@@ -512,6 +512,10 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Hold a token for the whole job so at most `workers` ciphertexts
+			// and scrypt buffers are in memory at once.
+			l.lim.acquire()
+			defer l.lim.release()
 			data, e := readCapped(j.path, j.rel+".enc")
 			if e != nil {
 				j.err = &Error{Kind: KindDecryptFailed, Detail: e.Detail, cause: e.cause}
@@ -522,9 +526,7 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 				j.err = err.(*Error)
 				return
 			}
-			l.lim.acquire()
 			plain, err := c.open(pass, AADTemplate)
-			l.lim.release()
 			if err != nil {
 				j.err = err.(*Error)
 				return
