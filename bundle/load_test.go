@@ -247,7 +247,7 @@ func TestPlainTamper(t *testing.T) {
 // file_hashes keys that could escape are refused before any file is read.
 func TestUnsafeKeys(t *testing.T) {
 	t.Parallel()
-	for _, key := range []string{"../x.png", "/etc/passwd", "templates//a.png", "templates\\a.png", "templates/", "/", "", "templates/../../x", "a/..", "C:/x", "t/\x00"} {
+	for _, key := range []string{"../x.png", "/etc/passwd", "templates//a.png", "templates\\a.png", "templates/", "/", "", "templates/../../x", "a/..", "t/\x00"} {
 		t.Run(key, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
