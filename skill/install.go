@@ -31,7 +31,7 @@ const DataBoundaryWarning = "this skill contains protected workflow data (record
 // agentLinks maps an agent id to where it reads skills when that is not
 // .agents/skills. An empty value means the agent reads .agents/skills.
 type agentDirs struct {
-	project string                         // relative to the project root; "" none; "-" unsupported
+	project string                               // relative to the project root; "" none; "-" unsupported
 	global  func(env func(string) string) string // absolute folder of skills, "" none
 }
 
