@@ -146,3 +146,23 @@ func TestTerminateOrphan(t *testing.T) {
 		t.Error("TerminateOrphan signalled a missing group")
 	}
 }
+
+// TestStragglerCleanup: a Flow that exits normally but leaves a
+// SIGTERM-ignoring grandchild in its group: Run still returns the report's
+// outcome and the grandchild is killed (no orphans).
+func TestStragglerCleanup(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process-group checks use /proc")
+	}
+	t.Parallel()
+	h := newHarness(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	req := h.request(t, "MODE=leave-grandchild", "PIDFILE="+pidfile, "REPORT=legacy-success")
+	req.CancelGrace = 200 * time.Millisecond
+	res := CLIRunner{}.Run(context.Background(), req)
+	if res.Status != StatusSuccess {
+		t.Errorf("status %q err %v", res.Status, res.Err)
+	}
+	_, grandchild := readPIDs(t, pidfile)
+	waitGone(t, grandchild)
+}
