@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -516,4 +517,66 @@ func FuzzNormalizeISO(f *testing.F) {
 			t.Fatalf("normalizeISO(%q) = %q, then %q %v", s, out, again, ok)
 		}
 	})
+}
+
+// BenchmarkList projects a runs root of 200 HALTED runs (each a 5 KiB
+// report with a halt) plus the four-run vector layout.
+func BenchmarkList(b *testing.B) {
+	report, err := os.ReadFile(filepath.Join(flowVectors, "attended/runs/run-0002/report.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	for i := range 200 {
+		dir := filepath.Join(root, fmt.Sprintf("run-%04d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "report.json"), report, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			resetReportCache()
+			if n := len(List(root)); n != 200 {
+				b.Fatalf("%d items", n)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		for b.Loop() {
+			if n := len(List(root)); n != 200 {
+				b.Fatalf("%d items", n)
+			}
+		}
+	})
+}
+
+func resetReportCache() {
+	reportCache.Lock()
+	reportCache.m = map[string]cachedFacts{}
+	reportCache.Unlock()
+}
+
+// TestReportCache: a replaced or edited report is re-read.
+func TestReportCache(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "run-a", "report.json")
+	write(t, p, `{"success":false,"halt":{"reason":"x","observed_texts":["a"]},"results":[]}`, 0o600)
+	if items := List(root); len(items) != 1 || items[0].ObservedTextCount != 1 {
+		t.Fatalf("first: %+v", items)
+	}
+	// Flow's atomic replace: a new file renamed over the old one.
+	tmp := p + ".tmp"
+	write(t, tmp, `{"success":false,"halt":{"reason":"x","observed_texts":["a","b"]},"results":[]}`, 0o600)
+	must(t, os.Rename(tmp, p))
+	if items := List(root); len(items) != 1 || items[0].ObservedTextCount != 2 {
+		t.Fatalf("after replace: %+v", items)
+	}
+	// An in-place edit to a success report drops the item.
+	write(t, p, `{"success":true,"halt":null,"results":[],"padding":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, 0o600)
+	if items := List(root); len(items) != 0 {
+		t.Fatalf("after edit: %+v", items)
+	}
 }

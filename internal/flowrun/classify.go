@@ -348,6 +348,15 @@ func CheckReport(report []byte) error {
 	if !ok {
 		return fmt.Errorf("%w: not a JSON object", ErrReportInvalid)
 	}
+	return CheckReportObject(obj)
+}
+
+// CheckReportObject is [CheckReport] for a report already decoded into its
+// top-level members (so a caller that needs the members parses once).
+func CheckReportObject(obj map[string]json.RawMessage) error {
+	if obj == nil {
+		return fmt.Errorf("%w: not a JSON object", ErrReportInvalid)
+	}
 	c := classifyObject(obj)
 	if c.inconsistent {
 		return fmt.Errorf("%w: outcome classification rules", ErrReportInvalid)
