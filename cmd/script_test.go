@@ -73,7 +73,7 @@ func TestScript(t *testing.T) {
 			// in-memory CA and writes DIR/ledger.sigstore.json and
 			// DIR/trusted_root.json (no SCT: verify with --insecure-ignore-sct).
 			"sigstore-sign": sigstoreSignCmd,
-			"mcp-call": mcpCall,
+			"mcp-call":      mcpCall,
 			"openadapt-agent-inproc": func(ts *testscript.TestScript, neg bool, args []string) {
 				code := Run(context.Background(), args, nil, ts.Stdout(), ts.Stderr())
 				if (code != 0) != neg {
