@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -579,4 +581,77 @@ func TestReportCache(t *testing.T) {
 	if items := List(root); len(items) != 0 {
 		t.Fatalf("after edit: %+v", items)
 	}
+}
+
+// FuzzProject: any report and pause bytes give at most one item, never a
+// panic, always enum values, and never any of the planted text.
+func FuzzProject(f *testing.F) {
+	for _, rel := range []string{"run-0001", "run-0002", "run-0004", "nightly/run-0005"} {
+		data, err := os.ReadFile(filepath.Join(flowVectors, "attended/runs", rel, "report.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		pause, _ := os.ReadFile(filepath.Join(flowVectors, "attended/runs", rel, "pending_escalation.json"))
+		f.Add(data, pause)
+	}
+	f.Add([]byte(`{"success":false,"halt":{"reason":"SECRET captcha"},"results":[{"ok":false,"before_png":"SECRET"}]}`),
+		[]byte(`{"status":"SECRET","category":"SECRET","reason":"SECRET mfa"}`))
+	categories := map[string]bool{"operator_review": true}
+	for c := range knownCategories {
+		categories[c] = true
+	}
+	statuses := map[string]bool{"pending": true, "approved": true, "rejected": true, "encrypted": true,
+		"halted": true, "completed_unverified": true, "failed": true, "rolled_back": true}
+	f.Fuzz(func(t *testing.T, report, pause []byte) {
+		root, err := os.MkdirTemp("", "attention-fuzz-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(root)
+		dir := filepath.Join(root, "run-SECRET")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(dir, "report.json"), report, 0o600)
+		if len(pause) > 0 {
+			_ = os.WriteFile(filepath.Join(dir, "pending_escalation.json"), pause, 0o600)
+		}
+		items := List(root)
+		if len(items) > 1 {
+			t.Fatalf("%d items", len(items))
+		}
+		for _, it := range items {
+			if !categories[it.Category] || !statuses[it.Status] || it.Headline == "" {
+				t.Fatalf("bad enum: %+v", it)
+			}
+			data, _ := json.Marshal(it)
+			if bytes.Contains(data, []byte("SECRET")) {
+				t.Fatalf("leak: %s", data)
+			}
+		}
+	})
+}
+
+// TestConcurrentList: List and Get from many goroutines share the cache
+// safely (run under -race).
+func TestConcurrentList(t *testing.T) {
+	root := copyRoot(t)
+	want := List(root)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				resetReportCache()
+			}
+			if got := List(root); !cmp.Equal(want, got) {
+				t.Errorf("List differs")
+			}
+			if _, err := Get(root, want[i%len(want)].ID); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -449,7 +449,8 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 	req := counts(env["required_contracts"])
 	pass := counts(env["passed_contracts"])
 	for k, n := range pass {
-		if n.Cmp(req[k]) > 0 {
+		// A passed count with no required count exceeds the implied 0.
+		if r := req[k]; (r == nil && n.Sign() > 0) || (r != nil && n.Cmp(r) > 0) {
 			return invalid("passed contracts exceed required")
 		}
 	}
