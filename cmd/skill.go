@@ -20,7 +20,6 @@ func newSkillCmd(io *IO) *cobra.Command {
 		newSkillPackCmd(io),
 		newSkillEmitCmd(io),
 		newSkillVerifyCmd(io),
-		newSkillInstallCmd(io),
 	)
 	return c
 }

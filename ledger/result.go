@@ -178,10 +178,7 @@ func (r *run) assemble(src Source, docs []*document, pins []string) *Result {
 	var targets map[string]*targetState
 	switch {
 	case relLedger != nil && tgtProj != nil:
-		targets = map[string]*targetState{}
-		for k, v := range relLedger.targets {
-			targets[k] = v
-		}
+		targets = relLedger.targets
 		pinOK := false
 		if src, ok := asObj(tgtProj.doc["source"]); ok {
 			if files, ok := asObj(src["files"]); ok {
@@ -220,7 +217,7 @@ func (r *run) assemble(src Source, docs []*document, pins []string) *Result {
 	var rows []*rowState
 	switch {
 	case wfLedger != nil && wfProj != nil:
-		rows = append([]*rowState{}, wfLedger.rows...)
+		rows = wfLedger.rows
 		agree := len(wfLedger.rows) == len(wfProj.rows)
 		for i, l := range rows {
 			if !agree || !sameRow(l, wfProj.rows[i]) {

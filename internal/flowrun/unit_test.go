@@ -309,3 +309,42 @@ func TestExecEnvIsExplicit(t *testing.T) {
 		t.Errorf("child saw an environment: %q", ex.Stdout)
 	}
 }
+
+// TestTerminateOrphan: a live group whose leader matches the record is
+// terminated; a mismatching start time is left alone.
+func TestTerminateOrphan(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	h := newHarness(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	var started Process
+	got := make(chan Process, 1)
+	req := h.request(t, "MODE=hang-grandchild", "PIDFILE="+pidfile)
+	req.Started = func(p Process) { got <- p }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan Result, 1)
+	go func() { done <- CLIRunner{}.Run(ctx, req) }()
+	started = <-got
+	leader, grandchild := readPIDs(t, pidfile)
+	if TerminateOrphan(Process{PID: started.PID, PGID: started.PGID, StartTime: started.StartTime + 1}, time.Second) {
+		t.Error("terminated a group whose start time does not match")
+	}
+	if !alive(leader) {
+		t.Fatal("leader died early")
+	}
+	if !TerminateOrphan(started, 200*time.Millisecond) {
+		t.Error("did not terminate the recorded group")
+	}
+	res := <-done
+	if res.Status != StatusHalt && res.Status != StatusError {
+		// The leader died by SIGKILL: a nonzero exit without a report.
+		t.Errorf("status %q", res.Status)
+	}
+	waitGone(t, leader)
+	waitGone(t, grandchild)
+	if TerminateOrphan(Process{}, time.Second) || TerminateOrphan(started, time.Second) {
+		t.Error("TerminateOrphan signalled a missing group")
+	}
+}
