@@ -61,6 +61,9 @@ func (v *value) get(key string) *value {
 
 func (v *value) isNull() bool { return v == nil || v.kind == jNull }
 
+// maxIntDigits is CPython's default int_max_str_digits.
+const maxIntDigits = 4300
+
 // maxDepth bounds nesting (CPython's json module stops near 1000 as well).
 const maxDepth = 1000
 
@@ -440,6 +443,11 @@ func (p *parser) number(v *value) error {
 	}
 	tok := string(p.data[start:p.pos])
 	if isInt {
+		// CPython (3.11+) refuses to convert integer literals of more than
+		// 4300 digits, so Flow cannot load such a file: fail closed too.
+		if n := len(strings.TrimPrefix(tok, "-")); n > maxIntDigits {
+			return &syntaxError{"integer literal too long", start}
+		}
 		if tok == "-0" {
 			tok = "0"
 		}

@@ -211,6 +211,7 @@ func TestInvalidJSON(t *testing.T) {
 		"single quotes":         `{'a':1}`,
 		"truncated":             `{"a":[1,2`,
 		"empty":                 ``,
+		"4301-digit integer":    `{"a":` + strings.Repeat("9", 4301) + `}`,
 		"deep":                  strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
 	}
 	for name, in := range tests {
@@ -225,6 +226,9 @@ func TestInvalidJSON(t *testing.T) {
 		if _, err := parseObject([]byte(top)); err == nil {
 			t.Errorf("parseObject accepted top level %s", top)
 		}
+	}
+	if _, err := parseJSON([]byte("-" + strings.Repeat("9", 4300))); err != nil {
+		t.Errorf("4300 digits rejected: %v", err)
 	}
 	// Depth exactly at the limit is fine.
 	ok := strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth)

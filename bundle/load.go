@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -259,10 +260,18 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 	return nil
 }
 
-// readCapped reads a regular, non-symlink file of at most maxJSONSize bytes.
-// Failures are invalid_json (the content cannot be read as JSON).
+// readCapped reads a regular, non-symlink file of at most maxJSONSize bytes,
+// never following a symlink or blocking on a fifo swapped in after an lstat.
+// Failures are invalid_json (the content cannot be read as JSON), or
+// unsafe_path for a symlink.
 func readCapped(path, rel string) ([]byte, *Error) {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path)
+	if errors.Is(err, errIsSymlink) {
+		return nil, newErr(KindUnsafePath, "%s is a symlink", rel)
+	}
+	if errors.Is(err, errNotRegular) {
+		return nil, newErr(KindInvalidJSON, "%s is not a regular file", rel)
+	}
 	if err != nil {
 		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
 	}
@@ -410,8 +419,11 @@ func (b *Bundle) applyManifest(man *manifest) {
 func checkKeys(entries []fileEntry) *Error {
 	for i, fe := range entries {
 		k := fe.rel
-		bad := k == "" || k[0] == '/' || strings.Contains(k, "..") || strings.ContainsAny(k, "\\\x00:") ||
-			strings.Contains(k, "//") || k[len(k)-1] == '/' || filepath.IsAbs(k) || filepath.VolumeName(k) != ""
+		// Beyond the spec's list: NUL (never a path), and the platform's own
+		// notion of absolute or volume-relative paths (C:x on Windows).
+		bad := k == "" || k[0] == '/' || strings.Contains(k, "..") || strings.ContainsAny(k, "\\\x00") ||
+			strings.Contains(k, "//") || k[len(k)-1] == '/' || filepath.IsAbs(k) || filepath.VolumeName(k) != "" ||
+			(runtime.GOOS == "windows" && strings.Contains(k, ":"))
 		if bad {
 			return newErr(KindUnsafePath, "file_hashes key %d is not a safe relative path", i)
 		}
@@ -499,12 +511,14 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 		return nil
 	}
 	tdir := filepath.Join(dir, templatesDir)
-	switch lstatMarker(tdir) {
-	case markerSymlink:
-		return nil, newErr(KindUnsafePath, "templates is a symlink")
-	case markerOther:
-		if e := walk(tdir, templatesDir); e != nil {
-			return nil, e
+	if fi, err := os.Lstat(tdir); err == nil {
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, newErr(KindUnsafePath, "templates is a symlink")
+		case fi.IsDir():
+			if e := walk(tdir, templatesDir); e != nil {
+				return nil, e
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -512,9 +526,16 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Hold a token for the whole job so at most `workers` ciphertexts
+			// and scrypt buffers are in memory at once.
+			l.lim.acquire()
+			defer l.lim.release()
 			data, e := readCapped(j.path, j.rel+".enc")
 			if e != nil {
-				j.err = &Error{Kind: KindDecryptFailed, Detail: e.Detail, cause: e.cause}
+				if e.Kind != KindUnsafePath {
+					e = &Error{Kind: KindDecryptFailed, Detail: e.Detail, cause: e.cause}
+				}
+				j.err = e
 				return
 			}
 			c, err := parseContainer(data)
@@ -522,9 +543,7 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 				j.err = err.(*Error)
 				return
 			}
-			l.lim.acquire()
 			plain, err := c.open(pass, AADTemplate)
-			l.lim.release()
 			if err != nil {
 				j.err = err.(*Error)
 				return
@@ -599,7 +618,10 @@ func (l *loader) sealedBundleVersion(dir string) (string, *Error) {
 		h.Write(n[:])
 	}
 	for _, f := range files {
-		fh, err := os.Open(f.abs)
+		fh, err := openNoFollow(f.abs)
+		if errors.Is(err, errIsSymlink) {
+			return "", newErr(KindUnsafePath, "symlink in sealed bundle")
+		}
 		if err != nil {
 			return "", nil
 		}
@@ -639,8 +661,7 @@ func (b *Bundle) setFallbackID(plainOK, sealedOK bool) {
 		if !m.ok {
 			continue
 		}
-		path := filepath.Join(b.Dir, m.name)
-		f, err := os.Open(path)
+		f, err := openNoFollow(filepath.Join(b.Dir, m.name))
 		if err != nil {
 			continue
 		}

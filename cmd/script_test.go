@@ -64,6 +64,16 @@ func TestScript(t *testing.T) {
 					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 				}
 			},
+			// ledger-gen DIR [MUTATION] writes a generated evidence root
+			// signed with a test key (internal/ledgergen) and sets
+			// LEDGER_PIN to its signer-registry identity. MUTATION is one of
+			// signature, expired, revoked.
+			"ledger-gen": ledgerGenCmd,
+			// sigstore-sign FILE DIR signs FILE keylessly with sigstore-go's
+			// in-memory CA and writes DIR/ledger.sigstore.json and
+			// DIR/trusted_root.json (no SCT: verify with --insecure-ignore-sct).
+			"sigstore-sign": sigstoreSignCmd,
+			"mcp-call":      mcpCall,
 			"openadapt-agent-inproc": func(ts *testscript.TestScript, neg bool, args []string) {
 				code := Run(context.Background(), args, nil, ts.Stdout(), ts.Stderr())
 				if (code != 0) != neg {

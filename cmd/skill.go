@@ -20,6 +20,7 @@ func newSkillCmd(io *IO) *cobra.Command {
 		newSkillPackCmd(io),
 		newSkillEmitCmd(io),
 		newSkillVerifyCmd(io),
+		newSkillInstallCmd(io),
 	)
 	return c
 }

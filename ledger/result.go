@@ -178,7 +178,10 @@ func (r *run) assemble(src Source, docs []*document, pins []string) *Result {
 	var targets map[string]*targetState
 	switch {
 	case relLedger != nil && tgtProj != nil:
-		targets = relLedger.targets
+		targets = map[string]*targetState{}
+		for k, v := range relLedger.targets {
+			targets[k] = v
+		}
 		pinOK := false
 		if src, ok := asObj(tgtProj.doc["source"]); ok {
 			if files, ok := asObj(src["files"]); ok {
@@ -217,7 +220,7 @@ func (r *run) assemble(src Source, docs []*document, pins []string) *Result {
 	var rows []*rowState
 	switch {
 	case wfLedger != nil && wfProj != nil:
-		rows = wfLedger.rows
+		rows = append([]*rowState{}, wfLedger.rows...)
 		agree := len(wfLedger.rows) == len(wfProj.rows)
 		for i, l := range rows {
 			if !agree || !sameRow(l, wfProj.rows[i]) {

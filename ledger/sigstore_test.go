@@ -7,25 +7,18 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
-	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/testing/ca"
-	"github.com/sigstore/sigstore-go/pkg/tlog"
+
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
 )
 
 const (
@@ -33,106 +26,15 @@ const (
 	testIssuer = "https://token.actions.githubusercontent.com"
 )
 
-// virtualSigstoreFiles signs artifact with sigstore-go's in-memory CA
-// (pkg/testing/ca) as a keyless DSSE in-toto attestation and writes a real
-// Sigstore bundle v0.3 and a trusted_root.json for it. The certificates
-// carry no SCT, so verification needs --insecure-ignore-sct.
+// virtualSigstoreFiles writes a keyless bundle and trusted root for
+// artifact from sigstore-go's in-memory CA (see ledgergen).
 func virtualSigstoreFiles(t *testing.T, artifact []byte) (bundlePath, rootPath string) {
 	t.Helper()
-	vs, err := ca.NewVirtualSigstore()
+	b, r, err := lg.VirtualSigstoreFiles(artifact, t.TempDir(), testSAN, testIssuer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(artifact)
-	stmt, _ := json.Marshal(map[string]any{
-		"_type":         "https://in-toto.io/Statement/v1",
-		"subject":       []any{map[string]any{"name": "ledger.json", "digest": map[string]string{"sha256": hex.EncodeToString(sum[:])}}},
-		"predicateType": "https://openadapt.ai/test/ledger-signature/v1",
-		"predicate":     map[string]any{},
-	})
-	integrated := time.Now().Add(5 * time.Minute) // inside the leaf certificate window, as ca.Sign does
-	ent, err := vs.AttestAtTime(testSAN, testIssuer, stmt, integrated, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, _ := ent.VerificationContent()
-	sc, _ := ent.SignatureContent()
-	tss, _ := ent.Timestamps()
-	entries, _ := ent.TlogEntries()
-	env := sc.EnvelopeContent().RawEnvelope()
-	payload, err := base64.StdEncoding.DecodeString(env.Payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sigs []*protodsse.Signature
-	for _, s := range env.Signatures {
-		raw, _ := base64.StdEncoding.DecodeString(s.Sig)
-		sigs = append(sigs, &protodsse.Signature{Sig: raw, Keyid: s.KeyID})
-	}
-	var tles []*protorekor.TransparencyLogEntry
-	for _, e := range entries {
-		tle := e.TransparencyLogEntry()
-		tle.KindVersion = &protorekor.KindVersion{Kind: "dsse", Version: "0.0.1"}
-		logID, _ := vs.RekorLogID()
-		set, err := vs.RekorSignPayload(tlog.RekorPayload{
-			Body:           base64.StdEncoding.EncodeToString(tle.CanonicalizedBody),
-			IntegratedTime: tle.IntegratedTime,
-			LogIndex:       tle.LogIndex,
-			LogID:          logID,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
-		tles = append(tles, tle)
-	}
-	var rfc []*protocommon.RFC3161SignedTimestamp
-	for _, ts := range tss {
-		rfc = append(rfc, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: ts})
-	}
-	pb := &protobundle.Bundle{
-		MediaType: "application/vnd.dev.sigstore.bundle.v0.3+json",
-		VerificationMaterial: &protobundle.VerificationMaterial{
-			Content:                   &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
-			TlogEntries:               tles,
-			TimestampVerificationData: &protobundle.TimestampVerificationData{Rfc3161Timestamps: rfc},
-		},
-		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
-			Payload: payload, PayloadType: env.PayloadType, Signatures: sigs,
-		}},
-	}
-	bj, err := (&sgbundle.Bundle{Bundle: pb}).MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The in-memory CA keys its logs by the hex log id but stores that hex
-	// text as the id bytes; a trusted_root.json carries the raw id bytes.
-	rawIDs := func(m map[string]*root.TransparencyLog) map[string]*root.TransparencyLog {
-		for k, tl := range m {
-			if raw, err := hex.DecodeString(k); err == nil {
-				tl.ID = raw
-			}
-		}
-		return m
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), rawIDs(vs.CTLogs()),
-		vs.TimestampingAuthorities(), rawIDs(vs.RekorLogs()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rj, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bundlePath, rootPath = filepath.Join(dir, "ledger.sigstore.json"), filepath.Join(dir, "trusted_root.json")
-	if err := os.WriteFile(bundlePath, bj, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(rootPath, rj, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return bundlePath, rootPath
+	return b, r
 }
 
 func TestVerifyArtifactKeylessVirtualSigstore(t *testing.T) {

@@ -136,6 +136,9 @@ type cursorPayload struct {
 }
 
 func queryBinding(terms []string, availableOnly bool) string {
+	if terms == nil {
+		terms = []string{}
+	}
 	h := sha256.New()
 	b, _ := json.Marshal(struct {
 		T []string `json:"t"`

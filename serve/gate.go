@@ -1,14 +1,73 @@
 package serve
 
-// gate is the Standard/Regulated admission gate (§7.5).
+import (
+	"context"
+	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/ledger"
+)
+
+// gate is the Standard/Regulated admission gate (§7.5): `--ledger PATH` when
+// given, else the embedded snapshot, through the ledger package.
 type gate struct {
-	s  *Server
-	ok bool // the ledger verified
+	s   *Server
+	src ledger.Source
+	ok  bool // the ledger verified at startup
+	// listing maps bundle_sha256 → whether the latest workflow row for it is
+	// active, from the startup verification. It serves P's admission field
+	// only; a run always asks the ledger afresh.
+	listing map[string]bool
 }
 
+// newGate verifies the ledger once at startup when the gate is on (§1.5
+// step 8). A ledger that fails verification is not a startup error: every
+// run is then refused with admission_required.
 func newGate(s *Server) *gate {
-	g := &gate{s: s}
+	g := &gate{s: s, src: ledger.Embedded(), listing: map[string]bool{}}
+	if s.opts.Ledger != "" {
+		g.src = ledger.Path(s.opts.Ledger)
+	}
+	if !s.gateOn() {
+		return g
+	}
+	v, err := ledger.NewVerifier(ledger.DefaultTrust(), ledger.WithAt(time.Now()))
+	if err != nil {
+		return g
+	}
+	res, err := v.Verify(context.Background(), g.src)
+	if err != nil || res == nil || res.Integrity == ledger.IntegrityFailed {
+		return g
+	}
+	g.ok = true
+	latest := map[string]ledger.WorkflowAdmission{}
+	for _, row := range res.WorkflowAdmissions {
+		if row.BundleSHA256 == nil {
+			continue
+		}
+		prev, seen := latest[*row.BundleSHA256]
+		if !seen || later(row, prev) {
+			latest[*row.BundleSHA256] = row
+		}
+	}
+	for d, row := range latest {
+		g.listing[d] = row.Verdict == ledger.VerdictActive
+	}
 	return g
+}
+
+// later orders rows by issued_at, then ledger index (ledger.md §15).
+func later(a, b ledger.WorkflowAdmission) bool {
+	ai, bi := "", ""
+	if a.IssuedAt != nil {
+		ai = *a.IssuedAt
+	}
+	if b.IssuedAt != nil {
+		bi = *b.IssuedAt
+	}
+	if ai != bi {
+		return ai > bi
+	}
+	return a.Index > b.Index
 }
 
 func (g *gate) verified() bool { return g.ok }
@@ -18,14 +77,24 @@ func (s *Server) gateOn() bool {
 	return s.prep.profile == ProfileStandard || s.prep.profile == ProfileRegulated
 }
 
-// admit answers the gate for a run of w at this call: ok, or the reason
-// token of the refusal.
+// admit answers the gate for a run at this call: the bundle's freshly
+// verified bundle_sha256 against the ledger, verified now with the windows
+// checked at the current time. It returns ok, or the reason token.
 func (s *Server) admit(bundleSHA256 string) (reason string, ok bool) {
-	return "unverifiable", false
+	if !s.gate.ok {
+		return "unverifiable", false
+	}
+	d, err := ledger.CheckWorkflowAdmission(context.Background(), s.gate.src, bundleSHA256, "", time.Now())
+	if err != nil {
+		return "unverifiable", false
+	}
+	if d.Admitted() {
+		return "", true
+	}
+	return d.ReasonCode(), false
 }
 
-// listingAdmitted is P's admission state for listing; it may use the
-// listing-level verification.
+// listingAdmitted is P's admission state for listing.
 func (s *Server) listingAdmitted(w *workflow) bool {
-	return false
+	return s.gate.listing["sha256:"+w.contentDigest]
 }

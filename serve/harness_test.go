@@ -275,3 +275,16 @@ func (s *session) waitTerminal(runID string) map[string]any {
 }
 
 func t_ctx() context.Context { return context.Background() }
+
+// out is everything the server wrote on the wire (the logging transport's
+// "write:" lines; "read:" lines are what the client sent).
+func (s *session) out() string {
+	var b strings.Builder
+	for _, l := range strings.Split(s.wire.String(), "\n") {
+		if strings.HasPrefix(l, "write:") {
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}

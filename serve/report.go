@@ -42,7 +42,7 @@ func (s *Server) registryRunUsable(r *runRecord) bool {
 }
 
 func (s *Server) projectReport(r *runRecord) runReportP {
-	o := s.projectRun(r, false)
+	o := s.projectRun(r, false, false)
 	out := runReportP{
 		SchemaVersion: 1, Status: o.Status, Success: o.Success, WorkflowID: o.WorkflowID, RunID: o.RunID,
 		Message: o.Message, Summary: o.Summary, ExecutionOutcome: o.ExecutionOutcome, EffectVerified: o.EffectVerified,

@@ -458,7 +458,7 @@ func (s *Server) waitAndProject(ctx context.Context, req *mcp.CallToolRequest, r
 	if r == nil {
 		return nil, fail(CodeInternalError)
 	}
-	out := s.projectRun(r, replayed)
+	out := s.projectRun(r, replayed, true)
 	rec.Status = &out.Status
 	return out, nil
 }
@@ -477,6 +477,7 @@ func (s *Server) waitRun(ctx context.Context, req *mcp.CallToolRequest, runID st
 	poll := time.NewTicker(250 * time.Millisecond)
 	defer poll.Stop()
 	var lastProgress float64 = -1
+	missingSince := time.Now()
 	for {
 		lr := s.runs.get(runID)
 		var done <-chan struct{}
@@ -484,7 +485,13 @@ func (s *Server) waitRun(ctx context.Context, req *mcp.CallToolRequest, runID st
 			done = lr.done
 		} else {
 			r := s.state.readRecord(runID)
-			if r == nil || r.Phase == phaseTerminal {
+			switch {
+			case r == nil && time.Since(missingSince) > recordGrace:
+				return nil
+			case r == nil:
+				// A concurrent identical call published the binding but has
+				// not written the record yet: poll briefly.
+			case r.Phase == phaseTerminal:
 				return r
 			}
 		}
@@ -514,6 +521,10 @@ func (s *Server) waitRun(ctx context.Context, req *mcp.CallToolRequest, runID st
 		}
 	}
 }
+
+// recordGrace bounds how long a replay waits for the record of a run whose
+// binding was just published by a concurrent call.
+const recordGrace = 2 * time.Second
 
 // progressEvery is the progress notification period (§7.4).
 var progressEvery = 5 * time.Second
@@ -571,7 +582,7 @@ func message(key string) string {
 }
 
 // projectRun builds R from a record.
-func (s *Server) projectRun(r *runRecord, replayed bool) runOutcomeP {
+func (s *Server) projectRun(r *runRecord, replayed, withAttention bool) runOutcomeP {
 	out := runOutcomeP{
 		SchemaVersion: 1, WorkflowID: r.WorkflowID, RunID: r.RunID, Sealed: false, RequiresSeal: true, Replayed: replayed,
 	}
@@ -588,7 +599,7 @@ func (s *Server) projectRun(r *runRecord, replayed bool) runOutcomeP {
 		if o.EffectVerified {
 			out.EffectVerified = boolPtr(true)
 		}
-		if o.Status == "halt" {
+		if o.Status == "halt" && withAttention {
 			out.NeedsAttention = &attentionSlot{item: s.attentionForRun(r.RunID)}
 		}
 	}

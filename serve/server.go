@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -379,6 +380,16 @@ func (s *Server) handle(ctx context.Context, e *toolEntry, req *mcp.CallToolRequ
 		// unsafe_run_id is decided from the string alone, first.
 		if v, ok := args["run_id"].(string); ok && !runIDRE.MatchString(v) {
 			return nil, fail(CodeUnsafeRunID)
+		}
+	case kindGetAttention:
+		// A malformed id string is one more "not found" (§5.5); only a
+		// wrong type is invalid_arguments.
+		if v, ok := args["attention_id"].(string); ok && !attentionRE.MatchString(v) {
+			probe := maps.Clone(args)
+			probe["attention_id"] = "000000000000000000000000"
+			if e.input.Validate(probe) == nil {
+				return nil, fail(CodeAttentionNotFound)
+			}
 		}
 	}
 	if e.input.Validate(args) != nil {

@@ -122,16 +122,23 @@ func Pack(dir string, w io.Writer, opt PackOptions) (*PackResult, error) {
 	}
 	res.Files++ // SHA256SUMS
 
+	// The archive is hashed and written by its own goroutine, in large
+	// batches, so neither the output digest nor the file writes sit on the
+	// compressor's path.
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(w, h)}
+	aw := newAsyncWriter(cw)
 	src := newTreeSource(dir, entries, opt.Progress, res.Files, res.Unpacked)
 	defer src.stop()
 	var sums []byte
 	switch opt.Format {
 	case FormatTarZst:
-		sums, err = writeTarZst(cw, name, entries, src, conc)
+		sums, err = writeTarZst(aw, name, entries, src, conc)
 	case FormatZip:
-		sums, err = writeZip(cw, name, entries, src)
+		sums, err = writeZip(aw, name, entries, src)
+	}
+	if cerr := aw.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return nil, err
@@ -145,6 +152,63 @@ func Pack(dir string, w io.Writer, opt PackOptions) (*PackResult, error) {
 			res.Bytes, res.Unpacked, res.Files))
 	}
 	return res, nil
+}
+
+// asyncWriter batches writes into large buffers and hands each full buffer
+// to a goroutine that writes it to w. Few hand-offs keep it cheap on a
+// loaded machine.
+type asyncWriter struct {
+	w    io.Writer
+	buf  []byte
+	full chan []byte
+	free chan []byte
+	done chan error
+	err  error
+}
+
+const asyncBufSize = 4 << 20
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{w: w, full: make(chan []byte, 2), free: make(chan []byte, 3), done: make(chan error, 1)}
+	for range 2 {
+		a.free <- make([]byte, 0, asyncBufSize)
+	}
+	a.buf = make([]byte, 0, asyncBufSize)
+	go func() {
+		var err error
+		for b := range a.full {
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			a.free <- b[:0]
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := copy(a.buf[len(a.buf):cap(a.buf)], p)
+		a.buf = a.buf[:len(a.buf)+k]
+		p = p[k:]
+		if len(a.buf) == cap(a.buf) {
+			a.full <- a.buf
+			a.buf = <-a.free
+		}
+	}
+	return n, nil
+}
+
+// Close flushes and waits for the writer goroutine; it returns the first
+// write error.
+func (a *asyncWriter) Close() error {
+	if len(a.buf) > 0 {
+		a.full <- a.buf
+	}
+	close(a.full)
+	return <-a.done
 }
 
 type countWriter struct {

@@ -97,8 +97,8 @@ func VerifyArchive(file string, opt VerifyOptions) (*VerifyResult, error) {
 }
 
 // sink receives each regular file of an archive (rel is relative to the top
-// folder) and must consume r; dirs are announced with r == nil.
-type sink func(rel string, dir bool, mode fs.FileMode, r io.Reader) error
+// folder top) and must consume r; dirs are announced with r == nil.
+type sink func(top, rel string, dir bool, mode fs.FileMode, r io.Reader) error
 
 func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, error) {
 	lim := DefaultLimits
@@ -284,7 +284,7 @@ func (w *walker) file(rel string, mode fs.FileMode, r io.Reader, ratioBase int64
 	var err error
 	if w.sink != nil && rel != SumsFile {
 		cr := &countReader{r: src}
-		err = w.sink(rel, false, mode, cr)
+		err = w.sink(w.top, rel, false, mode, cr)
 		if err == nil {
 			_, err = io.Copy(io.Discard, cr) // the sink must not skip bytes
 		}
@@ -383,7 +383,7 @@ func (w *walker) zip(f *os.File, size int64) error {
 		}
 		if dir {
 			if w.sink != nil && rel != "" {
-				if err := w.sink(rel, true, 0o755, nil); err != nil {
+				if err := w.sink(w.top, rel, true, 0o755, nil); err != nil {
 					return err
 				}
 			}
@@ -467,7 +467,7 @@ func (w *walker) tarZst(f *os.File) error {
 		}
 		if dir {
 			if w.sink != nil && rel != "" {
-				if err := w.sink(rel, true, 0o755, nil); err != nil {
+				if err := w.sink(w.top, rel, true, 0o755, nil); err != nil {
 					return err
 				}
 			}

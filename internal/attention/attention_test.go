@@ -1,14 +1,17 @@
 package attention
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -475,15 +478,180 @@ func TestNormalizeISO(t *testing.T) {
 		"2026-07-27T10:00:00-00:00":         "2026-07-27T10:00:00+00:00",
 		"2026-07-27T10:00:00+05:30:15":      "2026-07-27T10:00:00+05:30:15",
 		"2024-02-29T00:00:00":               "2024-02-29T00:00:00",
+		// Checked against CPython 3.11.7 datetime.fromisoformat.
+		"2026-07-27T12:00:00,5":             "2026-07-27T12:00:00.500000",
+		"2026-07-27T1200":                   "2026-07-27T12:00:00",
+		"2026-07-27T12:00:00+05":            "2026-07-27T12:00:00+05:00",
+		"2026-07-27X12:00":                  "2026-07-27T12:00:00",
+		"2026-07-27T12:00:00.5+05:30:15.25": "2026-07-27T12:00:00.500000+05:30:15.250000",
+		"2026-07-27T12:00Z":                 "2026-07-27T12:00:00+00:00",
+		"2026-07-27T12:00:00.123":           "2026-07-27T12:00:00.123000",
+		"20260727":                          "2026-07-27T00:00:00",
+		"2026-07-27T12:00:00+0530":          "2026-07-27T12:00:00+05:30",
+		"2026-07-27T123000":                 "2026-07-27T12:30:00",
+		"0001-01-01T00:00:00":               "0001-01-01T00:00:00",
+		"2026-07-27T12:00:00.1234567890123": "2026-07-27T12:00:00.123456",
 	}
 	for in, want := range tests {
 		if got, ok := normalizeISO(in); !ok || got != want {
 			t.Errorf("normalizeISO(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
-	for _, in := range []string{"", "yesterday", "2026-13-01", "2023-02-29", "2026-07-27T24:00:00", "2026-07-27T12:60", "2026-07-27T12:00:00+24:00", "2026-07-27T1", "2026-07-27T12:00:00.", "Jane Roe"} {
+	for _, in := range []string{"", "yesterday", "2026-13-01", "2023-02-29", "2026-07-27T24:00:00", "2026-07-27T12:60", "2026-07-27T12:00:00+24:00", "2026-07-27T1", "2026-07-27T12:00:00.", "Jane Roe", "2026-07-27T12:30:00Z+01:00"} {
 		if got, ok := normalizeISO(in); ok {
 			t.Errorf("normalizeISO(%q) = %q, want invalid", in, got)
 		}
 	}
+}
+
+// FuzzNormalizeISO: no input panics, and an accepted value is a fixed point.
+func FuzzNormalizeISO(f *testing.F) {
+	for _, s := range []string{"2026-07-18T12:00:00+00:00", "2026-07-27T23:59:59.5Z", "20260727T235959Z", "2026-07-27T12:00:00.5+05:30:15.25", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, ok := normalizeISO(s)
+		if !ok {
+			return
+		}
+		again, ok := normalizeISO(out)
+		if !ok || again != out {
+			t.Fatalf("normalizeISO(%q) = %q, then %q %v", s, out, again, ok)
+		}
+	})
+}
+
+// BenchmarkList projects a runs root of 200 HALTED runs (each a 5 KiB
+// report with a halt) plus the four-run vector layout.
+func BenchmarkList(b *testing.B) {
+	report, err := os.ReadFile(filepath.Join(flowVectors, "attended/runs/run-0002/report.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	for i := range 200 {
+		dir := filepath.Join(root, fmt.Sprintf("run-%04d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "report.json"), report, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			resetReportCache()
+			if n := len(List(root)); n != 200 {
+				b.Fatalf("%d items", n)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		for b.Loop() {
+			if n := len(List(root)); n != 200 {
+				b.Fatalf("%d items", n)
+			}
+		}
+	})
+}
+
+func resetReportCache() {
+	reportCache.Lock()
+	reportCache.m = map[string]cachedFacts{}
+	reportCache.Unlock()
+}
+
+// TestReportCache: a replaced or edited report is re-read.
+func TestReportCache(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "run-a", "report.json")
+	write(t, p, `{"success":false,"halt":{"reason":"x","observed_texts":["a"]},"results":[]}`, 0o600)
+	if items := List(root); len(items) != 1 || items[0].ObservedTextCount != 1 {
+		t.Fatalf("first: %+v", items)
+	}
+	// Flow's atomic replace: a new file renamed over the old one.
+	tmp := p + ".tmp"
+	write(t, tmp, `{"success":false,"halt":{"reason":"x","observed_texts":["a","b"]},"results":[]}`, 0o600)
+	must(t, os.Rename(tmp, p))
+	if items := List(root); len(items) != 1 || items[0].ObservedTextCount != 2 {
+		t.Fatalf("after replace: %+v", items)
+	}
+	// An in-place edit to a success report drops the item.
+	write(t, p, `{"success":true,"halt":null,"results":[],"padding":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, 0o600)
+	if items := List(root); len(items) != 0 {
+		t.Fatalf("after edit: %+v", items)
+	}
+}
+
+// FuzzProject: any report and pause bytes give at most one item, never a
+// panic, always enum values, and never any of the planted text.
+func FuzzProject(f *testing.F) {
+	for _, rel := range []string{"run-0001", "run-0002", "run-0004", "nightly/run-0005"} {
+		data, err := os.ReadFile(filepath.Join(flowVectors, "attended/runs", rel, "report.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		pause, _ := os.ReadFile(filepath.Join(flowVectors, "attended/runs", rel, "pending_escalation.json"))
+		f.Add(data, pause)
+	}
+	f.Add([]byte(`{"success":false,"halt":{"reason":"SECRET captcha"},"results":[{"ok":false,"before_png":"SECRET"}]}`),
+		[]byte(`{"status":"SECRET","category":"SECRET","reason":"SECRET mfa"}`))
+	categories := map[string]bool{"operator_review": true}
+	for c := range knownCategories {
+		categories[c] = true
+	}
+	statuses := map[string]bool{"pending": true, "approved": true, "rejected": true, "encrypted": true,
+		"halted": true, "completed_unverified": true, "failed": true, "rolled_back": true}
+	f.Fuzz(func(t *testing.T, report, pause []byte) {
+		root, err := os.MkdirTemp("", "attention-fuzz-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(root)
+		dir := filepath.Join(root, "run-SECRET")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(dir, "report.json"), report, 0o600)
+		if len(pause) > 0 {
+			_ = os.WriteFile(filepath.Join(dir, "pending_escalation.json"), pause, 0o600)
+		}
+		items := List(root)
+		if len(items) > 1 {
+			t.Fatalf("%d items", len(items))
+		}
+		for _, it := range items {
+			if !categories[it.Category] || !statuses[it.Status] || it.Headline == "" {
+				t.Fatalf("bad enum: %+v", it)
+			}
+			data, _ := json.Marshal(it)
+			if bytes.Contains(data, []byte("SECRET")) {
+				t.Fatalf("leak: %s", data)
+			}
+		}
+	})
+}
+
+// TestConcurrentList: List and Get from many goroutines share the cache
+// safely (run under -race).
+func TestConcurrentList(t *testing.T) {
+	root := copyRoot(t)
+	want := List(root)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				resetReportCache()
+			}
+			if got := List(root); !cmp.Equal(want, got) {
+				t.Errorf("List differs")
+			}
+			if _, err := Get(root, want[i%len(want)].ID); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -17,7 +17,11 @@ import (
 // with any single separator character, fractions truncated to microseconds,
 // and the basic forms YYYYMMDD / HHMMSS / ±HHMM. The output is
 // YYYY-MM-DDTHH:MM:SS[.ffffff][±HH:MM[:SS[.ffffff]]] (microseconds only when
-// non-zero). ok is false for anything Python would reject.
+// non-zero). ok is false for anything Python would reject. It is stricter
+// than CPython on malformed input that CPython's C parser tolerates (e.g.
+// "12:00:080", "12:00:00.Z", week dates); Flow writes started_at with
+// isoformat(), where both agree (testdata/iso_cases.json was produced by
+// CPython 3.11.7).
 func normalizeISO(s string) (string, bool) {
 	s = strings.ReplaceAll(s, "Z", "+00:00")
 	var datePart, rest string
@@ -53,7 +57,7 @@ func normalizeISO(s string) (string, bool) {
 	if i := strings.IndexAny(rest, "+-"); i >= 0 {
 		timePart, tz = rest[:i], rest[i:]
 	}
-	h, mi, sec, us, ok := parseClock(timePart)
+	h, mi, sec, us, ok := parseClock(timePart, ".,")
 	if !ok || h > 23 || mi > 59 || sec > 59 {
 		return "", false
 	}
@@ -65,7 +69,7 @@ func normalizeISO(s string) (string, bool) {
 		return out, true
 	}
 	sign := tz[0]
-	oh, om, os, ous, ok := parseClock(tz[1:])
+	oh, om, os, ous, ok := parseClock(tz[1:], ".")
 	if !ok || om > 59 || os > 59 {
 		return "", false
 	}
@@ -87,13 +91,13 @@ func normalizeISO(s string) (string, bool) {
 }
 
 // parseClock parses HH[:MM[:SS[(.|,)f…]]] or the basic HH[MM[SS[.f…]]].
-// UTC offsets use the same grammar.
-func parseClock(s string) (h, m, sec, us int, ok bool) {
+// UTC offsets use the same grammar with only "." before a fraction.
+func parseClock(s, fractionMarks string) (h, m, sec, us int, ok bool) {
 	if s == "" {
 		return 0, 0, 0, 0, false
 	}
 	frac := ""
-	if i := strings.IndexAny(s, ".,"); i >= 0 {
+	if i := strings.IndexAny(s, fractionMarks); i >= 0 {
 		s, frac = s[:i], s[i+1:]
 		if frac == "" || !allDigits(frac) {
 			return 0, 0, 0, 0, false

@@ -64,13 +64,6 @@ func Headline(category string) string { return copyTable[category][0] }
 // NextAction returns the fixed next action of a category ("" for an unknown one).
 func NextAction(category string) string { return copyTable[category][1] }
 
-// runFiles is what one run directory holds, parsed.
-type runFiles struct {
-	report    map[string]json.RawMessage // nil unless valid (flowrun.CheckReport)
-	pause     map[string]json.RawMessage // nil unless pending_escalation.json is an object
-	encrypted bool                       // pending_escalation.json.enc exists
-}
-
 // project builds the item of one run directory, or ok=false when the
 // directory produces none (flow-run.md §8.1 "Inclusion").
 func (s *scanner) project(rel string) (Item, bool) {
@@ -78,61 +71,56 @@ func (s *scanner) project(rel string) (Item, bool) {
 	if !ok {
 		return Item{}, false
 	}
-	var rf runFiles
-	if data, err := readRegular(filepath.Join(dir, "report.json"), maxReport); err == nil && flowrun.CheckReport(data) == nil {
-		rf.report = object(data)
-	}
+	rep := loadReportFacts(filepath.Join(dir, "report.json")) // nil unless valid
+	var pause map[string]json.RawMessage                      // nil unless an object
 	if data, err := readRegular(filepath.Join(dir, "pending_escalation.json"), maxPause); err == nil {
-		rf.pause = object(data)
+		pause = object(data)
 	}
+	encrypted := false
 	if fi, err := os.Lstat(filepath.Join(dir, "pending_escalation.json.enc")); err == nil && fi.Mode().IsRegular() {
-		rf.encrypted = true
+		encrypted = true
 	}
 
-	outcome := ""
-	if rf.report != nil {
-		outcome, _ = str(rf.report["execution_outcome"])
+	var facts reportFacts
+	if rep != nil {
+		facts = *rep
 	}
-	needsReview := outcome != "" && outcome != flowrun.OutcomeVerified
-	anyPause := rf.pause != nil || rf.encrypted
-	var halt map[string]json.RawMessage
-	if rf.report != nil {
-		halt = object(rf.report["halt"])
-	}
+	needsReview := facts.outcome != "" && facts.outcome != flowrun.OutcomeVerified
+	anyPause := pause != nil || encrypted
 	switch {
-	case rf.report != nil && isTrue(rf.report["success"]) && !needsReview && !anyPause:
+	case rep != nil && facts.success && !needsReview && !anyPause:
 		return Item{}, false
-	case rf.report == nil && !anyPause:
+	case rep == nil && !anyPause:
 		return Item{}, false
-	case !anyPause && halt == nil && !needsReview:
+	case !anyPause && !facts.hasHalt && !needsReview:
 		return Item{}, false
 	}
 
-	it := Item{ID: ID(rel), EncryptedPause: rf.encrypted}
-	if rf.report != nil {
-		if s, ok := str(rf.report["started_at"]); ok {
-			if norm, ok := normalizeISO(s); ok {
-				it.CreatedAt = &norm
-			}
-		}
+	it := Item{
+		ID:                   ID(rel),
+		CreatedAt:            facts.createdAt,
+		EncryptedPause:       encrypted,
+		ObservedTextCount:    facts.observed,
+		CompletedIntentCount: facts.completed,
+		BeforeArtifactID:     facts.before,
+		AfterArtifactID:      facts.after,
 	}
 
 	// Category.
-	pauseStatus := ""
 	switch {
-	case needsReview && rf.pause == nil:
+	case needsReview && pause == nil:
 		it.Category = "operator_review"
 	default:
 		raw, rawOK := "", true
-		if rf.pause != nil {
-			if v, present := rf.pause["category"]; present && !isNull(v) {
+		if pause != nil {
+			if v, present := pause["category"]; present && !isNull(v) {
 				raw, rawOK = str(v)
 			}
 		}
 		switch {
 		case rawOK && knownCategories[raw]:
 			it.Category = raw
-		case rawOK && challengeCategories[raw] && humanMarked(rf.pause, halt):
+		case rawOK && challengeCategories[raw] && (facts.haltMarked || pauseMarked(pause)):
 			it.Category = "human_required"
 		default:
 			it.Category = "operator_review"
@@ -142,11 +130,12 @@ func (s *scanner) project(rel string) (Item, bool) {
 	it.HumanRequired = it.Category == "human_required"
 
 	// Status.
-	if rf.pause != nil {
-		pauseStatus, _ = str(rf.pause["status"])
+	pauseStatus := ""
+	if pause != nil {
+		pauseStatus, _ = str(pause["status"])
 	}
 	switch {
-	case rf.pause != nil:
+	case pause != nil:
 		switch pauseStatus {
 		case "pending", "approved", "rejected":
 			it.Status = pauseStatus
@@ -154,54 +143,71 @@ func (s *scanner) project(rel string) (Item, bool) {
 			it.Status = "pending"
 		}
 	case needsReview:
-		it.Status = strings.ToLower(outcome)
-	case rf.encrypted:
+		it.Status = strings.ToLower(facts.outcome)
+	case encrypted:
 		it.Status = "encrypted"
 	default:
 		it.Status = "halted"
 	}
 	it.DurablyPaused = anyPause && pauseStatus != "rejected"
 
-	// Counts.
-	if halt != nil {
-		it.ObservedTextCount = arrayLen(halt["observed_texts"])
-		it.CompletedIntentCount = arrayLen(halt["completed_intents"])
-	}
-
-	// Artifact ids.
-	if rf.report != nil {
-		it.BeforeArtifactID, it.AfterArtifactID = artifactIDs(rf.report["results"])
-	}
-
 	it.Capability = capabilitySummary(dir)
 	return it, true
 }
 
-// humanMarked reports whether the pause reason, the halt reason or any halt
-// observed text holds a human-required marker.
-func humanMarked(pause, halt map[string]json.RawMessage) bool {
-	var texts []string
-	if pause != nil {
-		if s, ok := str(pause["reason"]); ok {
-			texts = append(texts, s)
+// reportFacts is everything the projector needs from a valid report.
+type reportFacts struct {
+	success    bool    // success is exactly true
+	outcome    string  // execution_outcome, "" when null
+	hasHalt    bool    // halt is an object
+	haltMarked bool    // the halt reason or an observed text holds a human-required marker
+	createdAt  *string // normalized started_at
+	observed   int     // len(halt.observed_texts)
+	completed  int     // len(halt.completed_intents)
+	before     *string // artifact ids of the last failing result
+	after      *string
+}
+
+// factsOf derives the facts of a report that flowrun.CheckReport accepted.
+func factsOf(report map[string]json.RawMessage) *reportFacts {
+	f := &reportFacts{success: isTrue(report["success"])}
+	f.outcome, _ = str(report["execution_outcome"])
+	if s, ok := str(report["started_at"]); ok {
+		if norm, ok := normalizeISO(s); ok {
+			f.createdAt = &norm
 		}
 	}
-	if halt != nil {
-		if s, ok := str(halt["reason"]); ok {
-			texts = append(texts, s)
-		}
-		var observed []json.RawMessage
-		if json.Unmarshal(halt["observed_texts"], &observed) == nil {
-			for _, o := range observed {
-				if s, ok := str(o); ok {
-					texts = append(texts, s)
-				}
+	if halt := object(report["halt"]); halt != nil {
+		f.hasHalt = true
+		f.haltMarked = haltMarked(halt)
+		f.observed = arrayLen(halt["observed_texts"])
+		f.completed = arrayLen(halt["completed_intents"])
+	}
+	f.before, f.after = artifactIDs(report["results"])
+	return f
+}
+
+// pauseMarked reports whether the pause reason holds a human-required marker.
+func pauseMarked(pause map[string]json.RawMessage) bool {
+	if pause == nil {
+		return false
+	}
+	s, ok := str(pause["reason"])
+	return ok && hasMarker(s)
+}
+
+// haltMarked reports whether the halt reason or any observed text holds a
+// human-required marker.
+func haltMarked(halt map[string]json.RawMessage) bool {
+	if s, ok := str(halt["reason"]); ok && hasMarker(s) {
+		return true
+	}
+	var observed []json.RawMessage
+	if json.Unmarshal(halt["observed_texts"], &observed) == nil {
+		for _, o := range observed {
+			if s, ok := str(o); ok && hasMarker(s) {
+				return true
 			}
-		}
-	}
-	for _, t := range texts {
-		if hasMarker(t) {
-			return true
 		}
 	}
 	return false
@@ -288,33 +294,40 @@ func artifactIDs(results json.RawMessage) (*string, *string) {
 // readRegular reads a regular, non-symlink file of at most limit bytes,
 // re-checking the file after opening.
 func readRegular(path string, limit int64) ([]byte, error) {
+	data, _, err := readRegularInfo(path, limit)
+	return data, err
+}
+
+// readRegularInfo is readRegular that also returns the lstat information of
+// the file it read.
+func readRegularInfo(path string, limit int64) ([]byte, os.FileInfo, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
+		return nil, nil, errNotRegular
 	}
 	if fi.Size() > limit {
-		return nil, errTooLarge
+		return nil, nil, errTooLarge
 	}
 	f, err := openNoFollow(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	fi2, err := f.Stat()
 	if err != nil || !os.SameFile(fi, fi2) {
-		return nil, errNotRegular
+		return nil, nil, errNotRegular
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, errTooLarge
+		return nil, nil, errTooLarge
 	}
-	return data, nil
+	return data, fi, nil
 }
 
 var (

@@ -24,7 +24,9 @@
 // fake through a real `serve` without --pass-env.
 //
 //	MODE            run: "" (normal), hang, hang-ignore-term, hang-grandchild,
-//	                crash, report-symlink, report-huge, report-malformed,
+//	                leave-grandchild (a normal run that leaves a
+//	                SIGTERM-ignoring grandchild behind), crash,
+//	                report-symlink, report-huge, report-malformed,
 //	                report-array, report-dir, no-run-dir;
 //	                emit-skill: ok, exit1, two-dirs, no-bundle, alter-copy, hang;
 //	                certify: "" or hang.
@@ -38,7 +40,8 @@
 //	SLEEP           Go duration to wait before finishing (slow run)
 //	RECORD          append one JSON line per invocation to this file: see
 //	                [Invocation]
-//	PIDFILE         hang-grandchild writes "<leader pid> <grandchild pid>\n"
+//	PIDFILE         hang-grandchild and leave-grandchild write
+//	                "<leader pid> <grandchild pid>\n"
 //	SIGNAL          crash: the signal number to die by (default 9)
 //	SCENARIO_PARAM  name of a parameter whose value (read from the params
 //	                file) overrides knobs for this run only, as
@@ -256,6 +259,11 @@ func run(k knobs, args []string) int {
 			return 1
 		}
 	}
+	if k["MODE"] == "leave-grandchild" {
+		if code := spawnGrandchild(k); code != 0 {
+			return code
+		}
+	}
 	if d, err := time.ParseDuration(k["SLEEP"]); err == nil && d > 0 {
 		time.Sleep(d)
 	}
@@ -391,23 +399,32 @@ func hang(k knobs) int {
 		ignoreTerm()
 	case "hang-grandchild":
 		ignoreTerm()
-		exe, err := os.Executable()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "fakeflow:", err)
-			return 1
-		}
-		// argv[0] keeps the fake's name so a testscript or re-exec binary
-		// dispatches to Main again.
-		gc := &exec.Cmd{Path: exe, Args: []string{Name, "grandchild"}, Env: os.Environ()}
-		if err := gc.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, "fakeflow:", err)
-			return 1
-		}
-		if p := k["PIDFILE"]; p != "" {
-			_ = writeAtomic(p, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), gc.Process.Pid)))
+		if code := spawnGrandchild(k); code != 0 {
+			return code
 		}
 	}
 	return sleepForever()
+}
+
+// spawnGrandchild starts a grandchild in the fake's process group that
+// ignores SIGTERM and lives until killed, and writes "<pid> <grandchild>"
+// to PIDFILE. argv[0] keeps the fake's name so a testscript or re-exec
+// binary dispatches to Main again.
+func spawnGrandchild(k knobs) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeflow:", err)
+		return 1
+	}
+	gc := &exec.Cmd{Path: exe, Args: []string{Name, "grandchild"}, Env: os.Environ()}
+	if err := gc.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "fakeflow:", err)
+		return 1
+	}
+	if p := k["PIDFILE"]; p != "" {
+		_ = writeAtomic(p, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), gc.Process.Pid)))
+	}
+	return 0
 }
 
 func certify(k knobs, args []string) int {

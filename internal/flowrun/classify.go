@@ -348,6 +348,15 @@ func CheckReport(report []byte) error {
 	if !ok {
 		return fmt.Errorf("%w: not a JSON object", ErrReportInvalid)
 	}
+	return CheckReportObject(obj)
+}
+
+// CheckReportObject is [CheckReport] for a report already decoded into its
+// top-level members (so a caller that needs the members parses once).
+func CheckReportObject(obj map[string]json.RawMessage) error {
+	if obj == nil {
+		return fmt.Errorf("%w: not a JSON object", ErrReportInvalid)
+	}
 	c := classifyObject(obj)
 	if c.inconsistent {
 		return fmt.Errorf("%w: outcome classification rules", ErrReportInvalid)
@@ -440,7 +449,8 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 	req := counts(env["required_contracts"])
 	pass := counts(env["passed_contracts"])
 	for k, n := range pass {
-		if n.Cmp(req[k]) > 0 {
+		// A passed count with no required count exceeds the implied 0.
+		if r := req[k]; (r == nil && n.Sign() > 0) || (r != nil && n.Cmp(r) > 0) {
 			return invalid("passed contracts exceed required")
 		}
 	}

@@ -2,6 +2,7 @@ package flowrun
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -224,6 +225,7 @@ func TestConsistentShapes(t *testing.T) {
 		{"HALTED", `{"execution_outcome":"HALTED","success":false}`, Verdict{Status: StatusHalt, Outcome: "HALTED"}},
 		{"ROLLED_BACK", `{"execution_outcome":"ROLLED_BACK","success":false}`, Verdict{Status: StatusHalt, Outcome: "ROLLED_BACK"}},
 		{"COMPLETED_UNVERIFIED demo success", `{"execution_outcome":"COMPLETED_UNVERIFIED","success":true,"execution_profile":"demo"}`, Verdict{Status: StatusHalt, Outcome: "COMPLETED_UNVERIFIED"}},
+		{"passed count without a required count", `{"execution_outcome":"COMPLETED_UNVERIFIED","success":true,"execution_profile":"demo","execution_completed":true,"outcome_envelope":{"outcome":"COMPLETED_UNVERIFIED","profile":"demo","execution_completed":true,"required_contracts":{},"passed_contracts":{"effect":1}}}`, Verdict{Status: StatusHalt, Outcome: "COMPLETED_UNVERIFIED"}},
 		{"envelope numbers compare by value", `{"execution_outcome":"HALTED","success":false,"model_calls":0,"outcome_envelope":{"outcome":"HALTED","model_calls":0.0}}`, Verdict{Status: StatusHalt, Outcome: "HALTED"}},
 		{"null envelope is absent", `{"execution_outcome":"HALTED","success":false,"outcome_envelope":null}`, Verdict{Status: StatusHalt, Outcome: "HALTED"}},
 	}
@@ -232,7 +234,11 @@ func TestConsistentShapes(t *testing.T) {
 			if diff := cmp.Diff(tt.want, ClassifyReport([]byte(tt.report))); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
+			_ = CheckReport([]byte(tt.report)) // never panics
 		})
+	}
+	if err := CheckReport([]byte(tests[len(tests)-3].report)); !errors.Is(err, ErrReportInvalid) {
+		t.Errorf("a passed count with no required count: CheckReport = %v", err)
 	}
 }
 

@@ -167,6 +167,12 @@ type Runner interface {
 	Run(ctx context.Context, req Request) Result
 }
 
+// RunnerFunc adapts a function to [Runner] (handy for in-memory fakes).
+type RunnerFunc func(ctx context.Context, req Request) Result
+
+// Run calls f(ctx, req).
+func (f RunnerFunc) Run(ctx context.Context, req Request) Result { return f(ctx, req) }
+
 // CLIRunner runs `openadapt-flow run` as a child process (flow-run.md §1).
 // The zero value is ready to use.
 type CLIRunner struct{}

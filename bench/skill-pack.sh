@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of `openadapt-agent skill pack DIR -o X.tar.zst`
+# against `tar -cf - DIR | zstd -3` on the same generated skill tree (about
+# 200 MB of PNG templates), measured in the same run, interleaved, with the
+# page cache warm. Prints every run, the medians, the throughputs, their
+# ratio (target >= 0.8), and checks that two packs are byte-identical.
+#
+# Usage: bench/skill-pack.sh [MB=200] [RUNS=5]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mb=${1:-200} runs=${2:-5}
+if ! command -v zstd >/dev/null; then
+  echo "installing zstd (apt-get)"
+  apt-get install -y zstd >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y zstd >/dev/null; }
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/openadapt-agent" ./cmd/openadapt-agent
+go run ./bench/genskill -out "$work/pack-bench" -mb "$mb"
+bytes=$(du -sb "$work/pack-bench" | cut -f1)
+echo "tree: $bytes bytes, $(find "$work/pack-bench" -type f | wc -l) files; $(nproc) cores; $(zstd --version | head -1)"
+
+ours() { "$work/openadapt-agent" skill pack "$work/pack-bench" -o "$work/ours.tar.zst" >/dev/null 2>&1; }
+theirs() { tar -C "$work" -cf - pack-bench | zstd -3 -q -f -o "$work/theirs.tar.zst"; }
+secs() { local s e; s=$(date +%s.%N); "$@"; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
+
+# Warm up: page cache and binaries.
+ours; theirs
+a=() b=()
+for i in $(seq "$runs"); do
+  ta=$(secs ours); tb=$(secs theirs)
+  a+=("$ta") b+=("$tb")
+  printf 'run %d: skill pack %.3fs   tar|zstd -3 %.3fs\n' "$i" "$ta" "$tb"
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+ma=$(median "${a[@]}") mb_=$(median "${b[@]}")
+printf 'median: skill pack %.3fs (%.0f MB/s, %s bytes out)   tar|zstd -3 %.3fs (%.0f MB/s, %s bytes out)\n' \
+  "$ma" "$(echo "$bytes / $ma / 1000000" | bc -l)" "$(stat -c %s "$work/ours.tar.zst")" \
+  "$mb_" "$(echo "$bytes / $mb_ / 1000000" | bc -l)" "$(stat -c %s "$work/theirs.tar.zst")"
+printf 'throughput ratio (skill pack / tar|zstd): %.2f (target >= 0.80)\n' "$(echo "$mb_ / $ma" | bc -l)"
+
+cp "$work/ours.tar.zst" "$work/first.tar.zst"
+ours
+if cmp -s "$work/ours.tar.zst" "$work/first.tar.zst"; then
+  echo "byte-identical across two runs: yes ($(sha256sum "$work/ours.tar.zst" | cut -c1-16)…)"
+else
+  echo "byte-identical across two runs: NO"; exit 1
+fi

@@ -1,0 +1,101 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+)
+
+// TestGateGenerated answers §15 queries against generated workflow ledgers.
+func TestGateGenerated(t *testing.T) {
+	const other = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+	cases := []struct {
+		name    string
+		mutate  func(o *lg.Options)
+		q       GateQuery
+		want    [3]string // decision, reason, detail
+		profile string
+	}{
+		{name: "admitted", q: GateQuery{BundleSHA256: genBundle}, want: [3]string{"admitted", "", ""}},
+		{name: "admitted with the right label", q: GateQuery{BundleSHA256: genBundle, BundleVersion: "1.0.0"}, want: [3]string{"admitted", "", ""}},
+		{name: "label differs", q: GateQuery{BundleSHA256: genBundle, BundleVersion: "1.0.1"}, want: [3]string{"not_admitted", "mismatched", "bundle_version_differs"}},
+		{name: "digest differs, label known", q: GateQuery{BundleSHA256: other, BundleVersion: "2.0.0"}, want: [3]string{"not_admitted", "mismatched", "bundle_sha256_differs"}},
+		{name: "unknown bundle", q: GateQuery{BundleSHA256: other}, want: [3]string{"not_admitted", "missing", "no_admission_for_bundle"}},
+		{name: "regulated needs admission too", q: GateQuery{BundleSHA256: other, Profile: ProfileRegulated}, want: [3]string{"not_admitted", "missing", "no_admission_for_bundle"}},
+		{name: "demo is exempt", q: GateQuery{BundleSHA256: other, Profile: ProfileDemo}, want: [3]string{"exempt", "", "demo_profile"}},
+		{name: "bundle failed to verify", q: GateQuery{BundleErrorKind: "asset_missing"}, want: [3]string{"not_admitted", "unverifiable", "bundle_asset_missing"}},
+		{name: "latest admission of the bundle expired: no fallback",
+			mutate: func(o *lg.Options) {
+				o.Workflows = append(o.Workflows, lg.WorkflowSpec{BundleSHA256: genBundle, BundleVersion: "1.0.0",
+					Issued: genNow.Add(-5 * 24 * time.Hour), Expires: tp(genNow.Add(-24 * time.Hour))})
+			},
+			q: GateQuery{BundleSHA256: genBundle}, want: [3]string{"not_admitted", "expired", "expired"}},
+		{name: "revoked", mutate: func(o *lg.Options) {
+			o.Hooks.R2 = func(r *lg.Root) []any {
+				return []any{revocation(kWf, r.Workflows[0].Entry["object_sha256"].(string))}
+			}
+		}, q: GateQuery{BundleSHA256: genBundle}, want: [3]string{"not_admitted", "revoked", "admission_revoked"}},
+		{name: "any row unattributed", mutate: after(func(r *lg.Root) { delete(r.Files, lg.Path(r.Workflows[1].Entry)) }),
+			q: GateQuery{BundleSHA256: genBundle}, want: [3]string{"not_admitted", "unverifiable", "ledger_row_unattributed"}},
+		{name: "ledger fails verification", mutate: after(func(r *lg.Root) { r.Registry["registry_head_sha256"] = lg.Fake("x") }),
+			q: GateQuery{BundleSHA256: genBundle}, want: [3]string{"not_admitted", "unverifiable", "registry_head_invalid"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			o := genOptions(t)
+			if c.mutate != nil {
+				c.mutate(&o)
+			}
+			dir, r := generate(t, o)
+			v, err := NewVerifier(Trust{SignerRegistryIdentities: []string{r.SignerIdentity}}, WithAt(genAt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := v.Gate(context.Background(), Path(filepath.Join(dir, wfDoc)), c.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := [3]string{d.Decision, d.ReasonCode(), d.DetailCode()}
+			if got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+			if (d.Decision == DecisionAdmitted) != (d.AdmissionID != nil) {
+				t.Errorf("admission id %v with decision %s", d.AdmissionID, d.Decision)
+			}
+		})
+	}
+}
+
+// TestCheckWorkflowAdmission covers serve's one call on the embedded
+// snapshot: it admits no customer bundle, and input errors are errors.
+func TestCheckWorkflowAdmission(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	d, err := CheckWorkflowAdmission(ctx, Embedded(), genBundle, "", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Admitted() || d.ReasonCode() != ReasonUnverifiable || d.DetailCode() != "ledger_row_unattributed" || d.Profile != ProfileStandard {
+		t.Fatalf("embedded snapshot: %+v", d)
+	}
+	sub := filepath.Join("..", "testdata", "ledger", "extra", "production-workflow-admissions.subset-row1.json")
+	if _, err := CheckWorkflowAdmission(ctx, Path(sub), genBundle, "", at); err != nil {
+		// The subset's evidence root is the snapshot, not the file's folder:
+		// without it every row is unverifiable, which is still a verdict.
+		t.Fatal(err)
+	}
+	if _, err := CheckWorkflowAdmission(ctx, Embedded(), "sha256:nothex", "", at); !errors.Is(err, ErrOption) {
+		t.Fatalf("bad digest: %v", err)
+	}
+	if _, err := CheckWorkflowAdmission(ctx, Path(filepath.Join("..", "testdata", "ledger", "extra", "production-lifecycle-admissions.subset-agent-openadapt.json")), genBundle, "", at); !errors.Is(err, ErrNoWorkflowDocument) {
+		t.Fatalf("release ledger only: %v", err)
+	}
+	if _, err := CheckWorkflowAdmission(ctx, Path("does-not-exist"), genBundle, "", at); !errors.Is(err, ErrInput) {
+		t.Fatalf("missing path: %v", err)
+	}
+}

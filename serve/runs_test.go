@@ -1,0 +1,653 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runEnv is an env with one Demo Triage bundle (params note and scenario)
+// and run tools on.
+func runEnv(t *testing.T) (*env, Options) {
+	e := newEnv(t)
+	e.demo("demo", testBundle{params: map[string]string{"note": "Follow-up in 2 weeks", "scenario": "x"}, salt: "r"})
+	o := e.opts()
+	o.AllowRun = true
+	return e, o
+}
+
+func TestArgumentRefusalsStartNothing(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	tool := s.runTool()
+	for name, c := range map[string]struct {
+		args map[string]any
+		code string
+	}{
+		"missing":        {map[string]any{"scenario": "exit=0"}, "invalid_arguments"},
+		"unknown key":    {map[string]any{"note": "a", "scenario": "b", canary: "c"}, "invalid_arguments"},
+		"non-string":     {map[string]any{"note": 5, "scenario": "b"}, "invalid_arguments"},
+		"object value":   {map[string]any{"note": map[string]any{"x": canary}, "scenario": "b"}, "invalid_arguments"},
+		"url empty":      {map[string]any{"note": "a", "scenario": "b", "url": ""}, "url_override_refused"},
+		"url number":     {map[string]any{"note": "a", "scenario": "b", "url": 123}, "url_override_refused"},
+		"url+unknown":    {map[string]any{"note": "a", "url": canary, canary: 1}, "url_override_refused"},
+		"bad idem key":   {map[string]any{"note": "a", "scenario": "b", "idempotency_key": canary}, "invalid_arguments"},
+		"short idem key": {map[string]any{"note": "a", "scenario": "b", "idempotency_key": "short"}, "invalid_arguments"},
+	} {
+		r := s.call(tool, c.args)
+		if errorCode(r) != c.code {
+			t.Fatalf("%s: %v", name, r)
+		}
+	}
+	if n := len(e.invocations()); n != 0 {
+		t.Fatalf("%d Flow invocations", n)
+	}
+	assertNoCanary(t, "wire", s.out())
+}
+
+func TestURLOverride(t *testing.T) {
+	e, o := runEnv(t)
+	o.AllowURLOverride = true
+	o.URL = "http://server.example"
+	o.Config = filepath.Join(e.root, "deploy.yaml")
+	os.WriteFile(o.Config, []byte("backend: {}\n"), 0o600)
+	o.Policy = "clinical-write"
+	o.ExtraRunArgs = []string{"--backend", "web"}
+	s := start(t, o)
+	tool := s.runTool()
+	for _, bad := range []string{"ftp://x", "http://user:pw@x", "http://x y", "/relative", "http://"} {
+		if r := s.call(tool, map[string]any{"note": "a", "scenario": "exit=0", "url": bad}); errorCode(r) != "invalid_arguments" {
+			t.Fatalf("%q: %v", bad, r)
+		}
+	}
+	s.call(tool, map[string]any{"note": "a", "scenario": "report=legacy-success", "url": "https://override.example/app"})
+	s.call(tool, map[string]any{"note": "a", "scenario": "report=legacy-success", "url": ""})
+	inv := e.invocations()
+	if len(inv) != 2 {
+		t.Fatalf("%d invocations", len(inv))
+	}
+	tail := func(a []string) string { return strings.Join(a[7:], " ") }
+	if got := tail(inv[0].Argv); got != "--url https://override.example/app --config "+o.Config+" --policy clinical-write --backend web" {
+		t.Fatalf("argv tail %q", got)
+	}
+	if got := tail(inv[1].Argv); got != "--url http://server.example --config "+o.Config+" --policy clinical-write --backend web" {
+		t.Fatalf("argv tail %q", got)
+	}
+}
+
+func TestEnvironmentAllowlist(t *testing.T) {
+	e, o := runEnv(t)
+	o.Environ = append(o.Environ, "LC_ALL=C", "XDG_RUNTIME_DIR=/x", "OPENADAPT_BUNDLE_KEY=k", "AWS_SECRET_ACCESS_KEY=s",
+		"PYTHONPATH=/p", "HTTPS_PROXY=http://proxy", "LD_PRELOAD=/l", "NO_PROXY=x")
+	o.PassEnv = []string{"NO_PROXY", "UNSET_NAME"}
+	s := start(t, o)
+	s.call(s.runTool(), map[string]any{"note": "a", "scenario": "exit=0"})
+	inv := e.invocations()
+	env := strings.Join(inv[0].Env, "\n")
+	for _, want := range []string{"PATH=", "HOME=", "LC_ALL=C", "XDG_RUNTIME_DIR=/x", "OPENADAPT_BUNDLE_KEY=k", "NO_PROXY=x"} {
+		if !strings.Contains(env, want) {
+			t.Fatalf("child env lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"AWS_SECRET_ACCESS_KEY", "PYTHONPATH", "HTTPS_PROXY", "LD_PRELOAD", "UNSET_NAME"} {
+		if strings.Contains(env, bad+"=") {
+			t.Fatalf("child env has %s", bad)
+		}
+	}
+}
+
+func TestFlowNotFound(t *testing.T) {
+	e, o := runEnv(t)
+	o.FlowCLI = filepath.Join(e.root, "no-such-flow")
+	s := start(t, o)
+	if !strings.Contains(s.srv.Banner(), "openadapt-flow was not found; run tools will fail with flow_not_found") {
+		t.Fatal("no warning line")
+	}
+	if r := s.call(s.runTool(), map[string]any{"note": "a", "scenario": "exit=0"}); errorCode(r) != "flow_not_found" {
+		t.Fatalf("%v", r)
+	}
+	ents, _ := os.ReadDir(filepath.Join(e.runsDir, ".openadapt-agent", "runs"))
+	if len(ents) != 0 {
+		t.Fatal("a run was reserved")
+	}
+}
+
+func TestIdempotency(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	tool := s.runTool()
+	key := "retry-key-0001-abcdef"
+	args := map[string]any{"note": "a", "scenario": "report=standard-halted;exit=1", "idempotency_key": key}
+	first := s.call(tool, args)
+	second := s.call(tool, args)
+	if first["run_id"] != second["run_id"] || second["replayed"] != true || first["replayed"] != false || second["status"] != first["status"] || second["message"] != first["message"] {
+		t.Fatalf("replay: %v / %v", first, second)
+	}
+	other := map[string]any{"note": "b", "scenario": "report=standard-halted;exit=1", "idempotency_key": key}
+	if r := s.call(tool, other); errorCode(r) != "idempotency_conflict" {
+		t.Fatalf("conflict: %v", r)
+	}
+	if n := len(e.invocations()); n != 1 {
+		t.Fatalf("%d invocations", n)
+	}
+	// The raw key is stored nowhere; binding files are 0600.
+	filepath.WalkDir(e.runsDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), key) {
+			t.Fatalf("%s holds the raw key", p)
+		}
+		if strings.Contains(p, string(filepath.Separator)+"idem"+string(filepath.Separator)) {
+			fi, _ := os.Stat(p)
+			if fi.Mode().Perm() != 0o600 {
+				t.Fatalf("%s mode %v", p, fi.Mode())
+			}
+		}
+		return nil
+	})
+	if strings.Contains(s.out(), key) {
+		t.Fatal("key on the wire")
+	}
+	// Restart on the same runs dir: the replay still returns the original run.
+	s.srv.Close()
+	s2 := start(t, o)
+	third := s2.call(tool, args)
+	if third["run_id"] != first["run_id"] || third["replayed"] != true || third["status"] != "halt" {
+		t.Fatalf("after restart: %v", third)
+	}
+	if n := len(e.invocations()); n != 1 {
+		t.Fatalf("%d invocations after restart", n)
+	}
+}
+
+func TestIdempotencyConcurrent(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	tool := s.runTool()
+	args := map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=300ms", "idempotency_key": "concurrent-key-000001"}
+	var wg sync.WaitGroup
+	ids := make([]any, 4)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i] = s.call(tool, args)["run_id"]
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("run ids differ: %v", ids)
+		}
+	}
+	if n := len(e.invocations()); n != 1 {
+		t.Fatalf("%d invocations", n)
+	}
+}
+
+func TestLongRunProgressAndWait(t *testing.T) {
+	_, o := runEnv(t)
+	o.RunWait = 1
+	s := start(t, o)
+	tool := s.runTool()
+	r := s.callCtx(context.Background(), tool, map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=2500ms"}, "tok-1")
+	if r["status"] != "running" || r["success"] != false || !strings.Contains(r["message"].(string), "do not start it again") {
+		t.Fatalf("%v", r)
+	}
+	if sum, _ := r["summary"].(map[string]any); len(sum) != 0 {
+		t.Fatalf("summary %v", sum)
+	}
+	if _, ok := r["execution_outcome"]; ok {
+		t.Fatal("outcome on running")
+	}
+	prog := s.prog.all()
+	if len(prog) == 0 {
+		t.Fatal("no progress with a token")
+	}
+	last := -1.0
+	for _, p := range prog {
+		if p.Progress <= last || p.Message != "Governed run in progress." || p.Total != o.Timeout || p.ProgressToken != "tok-1" {
+			t.Fatalf("progress %+v", p)
+		}
+		last = p.Progress
+	}
+	if r := s.call("get_run_report", map[string]any{"run_id": r["run_id"], "wait_ms": 25001}); errorCode(r) != "invalid_arguments" {
+		t.Fatalf("wait_ms bound: %v", r)
+	}
+	rep := s.call("get_run_report", map[string]any{"run_id": r["run_id"], "wait_ms": 10000.0})
+	if rep["status"] != "success" {
+		t.Fatalf("%v", rep)
+	}
+	// No token, no progress.
+	n := len(s.prog.all())
+	s.call(tool, map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1500ms"})
+	if len(s.prog.all()) != n {
+		t.Fatal("progress without a token")
+	}
+}
+
+func TestClientCancelLeavesRunAlive(t *testing.T) {
+	_, o := runEnv(t)
+	s := start(t, o)
+	tool := s.runTool()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1s", "idempotency_key": "cancel-key-000000001"}})
+	if err == nil {
+		t.Fatal("call was not cancelled")
+	}
+	r := s.call(tool, map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1s", "idempotency_key": "cancel-key-000000001"})
+	if r["replayed"] != true || r["status"] != "success" {
+		t.Fatalf("%v", r)
+	}
+}
+
+// alive reports whether pid runs (a zombie, which a container's PID 1 may
+// never reap, counts as dead).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// groupAlive reports whether any live (non-zombie) process is in group pgid.
+func groupAlive(pgid int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) > 3 && f[0] != "Z" && f[3] == fmt.Sprint(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestShutdownInterruptsAndCleansUp(t *testing.T) {
+	e, o := runEnv(t)
+	o.RunWait = 1
+	s := start(t, o)
+	tool := s.runTool()
+	pidfile := filepath.Join(e.root, "pids")
+	o2 := o
+	_ = o2
+	r := s.call(tool, map[string]any{"note": "a", "scenario": "mode=hang-grandchild;report=legacy-success", "idempotency_key": "shutdown-key-0000001"})
+	if r["status"] != "running" {
+		t.Fatalf("%v", r)
+	}
+	runID := r["run_id"].(string)
+	rec := s.srv.state.readRecord(runID)
+	if rec == nil || rec.PGID == 0 {
+		t.Fatalf("record %+v", rec)
+	}
+	_ = pidfile
+	s.srv.Close()
+	got := s.srv.state.readRecord(runID)
+	if got.Phase != phaseTerminal || got.Outcome.Status != "interrupted" {
+		t.Fatalf("record after shutdown %+v", got)
+	}
+	if alive(rec.PID) {
+		time.Sleep(100 * time.Millisecond)
+		if alive(rec.PID) {
+			t.Fatal("Flow leader survived shutdown")
+		}
+	}
+	if groupAlive(rec.PGID) {
+		t.Fatal("process group survived shutdown")
+	}
+	ents, _ := os.ReadDir(filepath.Join(e.runsDir, ".openadapt-agent", "tmp"))
+	if len(ents) != 0 {
+		t.Fatalf("leftover temp files %v", ents)
+	}
+	// The next server reports interrupted, never success.
+	s2 := start(t, o)
+	rep := s2.call("get_run_report", map[string]any{"run_id": runID})
+	if rep["status"] != "interrupted" || !strings.Contains(rep["message"].(string), "interrupted") {
+		t.Fatalf("%v", rep)
+	}
+	replay := s2.call(tool, map[string]any{"note": "a", "scenario": "mode=hang-grandchild;report=legacy-success", "idempotency_key": "shutdown-key-0000001"})
+	if replay["status"] != "interrupted" || replay["replayed"] != true {
+		t.Fatalf("%v", replay)
+	}
+}
+
+func TestRestartReconcilesDeadOwner(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	// A record owned by an instance whose lock nobody holds.
+	r := &runRecord{SchemaVersion: 1, RunID: "run-" + strings.Repeat("ab", 12), WorkflowID: s.srv.cat.workflows[0].id,
+		BaseWorkflowID: s.srv.cat.workflows[0].baseID, Owner: "0123456789abcdef", Phase: phaseRunning, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	if err := s.srv.state.writeRecord(r); err != nil {
+		t.Fatal(err)
+	}
+	// While the first server lives, its own runs are never reconciled by a
+	// second server; the dead owner's run is.
+	s2 := start(t, o)
+	rep := s2.call("get_run_report", map[string]any{"run_id": r.RunID})
+	if rep["status"] != "interrupted" {
+		t.Fatalf("%v", rep)
+	}
+	_ = e
+}
+
+func TestSecondServerWaitsForFirst(t *testing.T) {
+	_, o := runEnv(t)
+	o.RunWait = 1
+	s1 := start(t, o)
+	r := s1.call(s1.runTool(), map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1500ms"})
+	if r["status"] != "running" {
+		t.Fatalf("%v", r)
+	}
+	s2 := start(t, o)
+	rep := s2.call("get_run_report", map[string]any{"run_id": r["run_id"], "wait_ms": 10000})
+	if rep["status"] != "success" {
+		t.Fatalf("second server: %v", rep)
+	}
+}
+
+func TestConcurrentRunsUnmixed(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	tool := s.runTool()
+	scen := []struct{ scenario, status string }{
+		{"report=legacy-success", "success"},
+		{"report=standard-halted;exit=1", "halt"},
+		{"exit=2", "refused"},
+		{"report=standard-failed;exit=1", "error"},
+	}
+	const n = 32
+	var wg sync.WaitGroup
+	results := make([]map[string]any, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := scen[i%len(scen)]
+			res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"note": fmt.Sprintf("n-%02d", i), "scenario": c.scenario + ";sleep=50ms"}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var m map[string]any
+			b, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(b, &m)
+			results[i] = m
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, r := range results {
+		if r == nil {
+			t.Fatalf("no result %d", i)
+		}
+		if want := scen[i%len(scen)].status; r["status"] != want {
+			t.Fatalf("call %d: status %v want %s", i, r["status"], want)
+		}
+		id := r["run_id"].(string)
+		if seen[id] {
+			t.Fatalf("duplicate run id %s", id)
+		}
+		seen[id] = true
+	}
+	inv := e.invocations()
+	if len(inv) != n {
+		t.Fatalf("%d invocations", len(inv))
+	}
+	// Each invocation got its own params file and run dir.
+	for _, i := range inv {
+		note := i.Params["note"].(string)
+		var idx int
+		fmt.Sscanf(note, "n-%d", &idx)
+		if !strings.HasSuffix(i.RunDir, results[idx]["run_id"].(string)) {
+			t.Fatalf("params of call %d ran in %s", idx, i.RunDir)
+		}
+	}
+}
+
+func TestTimeoutKillsGroup(t *testing.T) {
+	e, o := runEnv(t)
+	o.Timeout = 0.5
+	s := start(t, o)
+	pidfile := filepath.Join(e.root, "pids")
+	// Point the fake's PIDFILE knob at our file for this server.
+	s.srv.Close()
+	o.Environ = append(o.Environ, "OPENADAPT_FAKE_FLOW_PIDFILE="+pidfile)
+	s = start(t, o)
+	r := s.call(s.runTool(), map[string]any{"note": "a", "scenario": "mode=hang-grandchild;report=legacy-success"})
+	if r["status"] != "timeout" || r["success"] != false || !strings.Contains(r["message"].(string), "uncertain") {
+		t.Fatalf("%v", r)
+	}
+	data, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leader, grandchild int
+	fmt.Sscanf(string(data), "%d %d", &leader, &grandchild)
+	time.Sleep(50 * time.Millisecond)
+	if alive(grandchild) {
+		t.Fatalf("grandchild %d survived the timeout", grandchild)
+	}
+}
+
+func TestGetRunReportIDs(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	for _, bad := range []string{"../secrets", "a/b", "..", "", canary} {
+		if r := s.call("get_run_report", map[string]any{"run_id": bad}); errorCode(r) != "unsafe_run_id" {
+			t.Fatalf("%q: %v", bad, r)
+		}
+	}
+	// Foreign: a directory made by hand, unknown, and a symlinked record.
+	foreign := "run-" + strings.Repeat("0", 24)
+	os.MkdirAll(filepath.Join(e.runsDir, foreign), 0o700)
+	os.WriteFile(filepath.Join(e.runsDir, foreign, "report.json"), []byte(`{"success":true}`), 0o600)
+	unknown := "run-" + strings.Repeat("1", 24)
+	linked := "run-" + strings.Repeat("2", 24)
+	os.Symlink(filepath.Join(e.root, "elsewhere.json"), filepath.Join(e.runsDir, ".openadapt-agent", "runs", linked+".json"))
+	var msgs []string
+	for _, id := range []string{foreign, unknown, linked} {
+		r := s.call("get_run_report", map[string]any{"run_id": id})
+		if errorCode(r) != "report_unavailable" {
+			t.Fatalf("%s: %v", id, r)
+		}
+		b, _ := json.Marshal(r)
+		msgs = append(msgs, string(b))
+	}
+	if msgs[0] != msgs[1] || msgs[1] != msgs[2] {
+		t.Fatalf("answers differ: %v", msgs)
+	}
+	if r := s.call("get_run_report", map[string]any{"run_id": 123}); errorCode(r) != "invalid_arguments" {
+		t.Fatalf("%v", r)
+	}
+}
+
+func TestUnknownToolsAndPanics(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	_, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: canary})
+	if err == nil || !strings.Contains(err.Error(), "Unknown tool.") || strings.Contains(err.Error(), "Jane") {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_workflow_" + strings.Repeat("f", 24)})
+	if err != nil || !res.IsError {
+		t.Fatalf("%v %v", res, err)
+	}
+	if m := s.check("", res); errorCode(m) != "unknown_workflow" {
+		t.Fatalf("%v", m)
+	}
+	o.AllowRun = false
+	s2 := start(t, o)
+	res, _ = s2.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_workflow"})
+	if m := s2.check("", res); errorCode(m) != "run_tools_disabled" {
+		t.Fatalf("%v", m)
+	}
+	s2.srv.testOnlyPanic = "list_workflows"
+	if r := s2.call("list_workflows", nil); errorCode(r) != "internal_error" {
+		t.Fatalf("%v", r)
+	}
+	if strings.Contains(s.wire.String(), `"code":0`) || strings.Contains(s2.wire.String(), `"code":0`) {
+		t.Fatal("JSON-RPC code 0 on the wire")
+	}
+	_ = e
+}
+
+func TestCatalogMode(t *testing.T) {
+	e := newEnv(t)
+	for i := range 45 {
+		e.demo(fmt.Sprintf("b%02d", i), testBundle{params: map[string]string{"note": "x", fmt.Sprintf("field_%02d", i): "y"}, salt: fmt.Sprint(i)})
+	}
+	e.demo("zz-broken", testBundle{salt: "broken", tamper: true})
+	o := e.opts()
+	o.AllowRun = true
+	o.ToolMode = "catalog"
+	s := start(t, o)
+	if got := toolNames(s); !slices.Equal(got, []string{"search_workflows", "get_workflow", "get_run_report", "list_needs_attention", "get_attention_item", "run_workflow"}) {
+		t.Fatalf("%v", got)
+	}
+	page := s.call("search_workflows", map[string]any{})
+	if page["total_matches"] != 46.0 || len(page["workflows"].([]any)) != 20 || page["next_cursor"] == nil {
+		t.Fatalf("%v", page["total_matches"])
+	}
+	var all []any
+	cursor := ""
+	for {
+		args := map[string]any{"limit": 50, "available_only": true}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		p := s.call("search_workflows", args)
+		all = append(all, p["workflows"].([]any)...)
+		c, _ := p["next_cursor"].(string)
+		if c == "" {
+			break
+		}
+		cursor = c
+		if r := s.call("search_workflows", map[string]any{"cursor": c}); errorCode(r) != "invalid_arguments" {
+			t.Fatal("cursor of another query accepted")
+		}
+	}
+	if len(all) != 45 {
+		t.Fatalf("%d available", len(all))
+	}
+	one := s.call("search_workflows", map[string]any{"query": "FIELD_07 note"})
+	if one["total_matches"] != 1.0 {
+		t.Fatalf("%v", one)
+	}
+	if r := s.call("search_workflows", map[string]any{"query": "demo triage"}); r["total_matches"] != 0.0 {
+		t.Fatal("names take part in default-mode matching")
+	}
+	w := one["workflows"].([]any)[0].(map[string]any)
+	id := w["id"].(string)
+	r := s.call("run_workflow", map[string]any{"workflow_id": id, "params": map[string]any{"note": "a", "field_07": "b"}})
+	if r["status"] != "halt" || r["workflow_id"] != id { // no report at exit 0? default fake exit 0 without report → error
+		if r["status"] != "error" {
+			t.Fatalf("%v", r)
+		}
+	}
+	if r := s.call("run_workflow", map[string]any{"workflow_id": canary, "params": map[string]any{}}); errorCode(r) != "unknown_workflow" {
+		t.Fatalf("%v", r)
+	}
+	var broken string
+	for _, x := range s.call("search_workflows", map[string]any{"query": "", "limit": 50, "cursor": encodeCursor(40, queryBinding(nil, false))})["workflows"].([]any) {
+		if x.(map[string]any)["available"] == false {
+			broken = x.(map[string]any)["id"].(string)
+		}
+	}
+	if r := s.call("run_workflow", map[string]any{"workflow_id": broken, "params": map[string]any{}}); errorCode(r) != "workflow_unavailable" {
+		t.Fatalf("%v", r)
+	}
+	if r := s.call("run_workflow", map[string]any{"workflow_id": id, "params": map[string]any{"note": "a"}}); errorCode(r) != "invalid_arguments" {
+		t.Fatalf("%v", r)
+	}
+}
+
+func TestAdmissionGate(t *testing.T) {
+	e, o := runEnv(t)
+	o.ExtraRunArgs = []string{"--profile", "standard"}
+	s := start(t, o)
+	if !strings.Contains(s.srv.Banner(), "admission gate standard (embedded ledger snapshot);") || strings.Contains(s.srv.Banner(), "unverified") {
+		t.Fatalf("banner: %s", s.srv.Banner())
+	}
+	list := s.call("list_workflows", nil)
+	if list["admission_gate"] != "standard" || list["workflows"].([]any)[0].(map[string]any)["admission"] != "not_actively_admitted" {
+		t.Fatalf("%v", list)
+	}
+	r := s.call(s.runTool(), map[string]any{"note": "a", "scenario": "exit=0"})
+	if errorCode(r) != "admission_required" || !strings.Contains(r["error"].(map[string]any)["message"].(string), "(ledger reason: ") {
+		t.Fatalf("%v", r)
+	}
+	if n := len(e.invocations()); n != 0 {
+		t.Fatalf("%d invocations", n)
+	}
+	// Demo is ungated.
+	o.ExtraRunArgs = []string{"--profile=demo"}
+	s2 := start(t, o)
+	if l := s2.call("list_workflows", nil); l["admission_gate"] != "off" {
+		t.Fatalf("%v", l)
+	}
+	if r := s2.call(s2.runTool(), map[string]any{"note": "a", "scenario": "report=demo-completed-unverified"}); r["status"] != "halt" {
+		t.Fatalf("%v", r)
+	}
+}
+
+func TestAttentionTools(t *testing.T) {
+	e, o := runEnv(t)
+	s := start(t, o)
+	q := s.call("list_needs_attention", nil)
+	if q["open_count"] != 0.0 || q["actions_enabled"] != false || q["live_actions_ready"] != false {
+		t.Fatalf("%v", q)
+	}
+	r := s.call(s.runTool(), map[string]any{"note": "a", "scenario": "report=standard-halted;exit=1"})
+	na, ok := r["needs_attention"].(map[string]any)
+	if !ok {
+		t.Fatalf("needs_attention %v", r["needs_attention"])
+	}
+	q = s.call("list_needs_attention", nil)
+	items := q["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["id"] != na["id"] {
+		t.Fatalf("%v", q)
+	}
+	item := s.call("get_attention_item", map[string]any{"attention_id": na["id"]})
+	a, _ := json.Marshal(item)
+	b, _ := json.Marshal(items[0])
+	if string(a) != string(b) {
+		t.Fatalf("get != list item:\n%s\n%s", a, b)
+	}
+	for _, bad := range []any{"../run-one", "a/b", "", strings.Repeat("0", 23), canary} {
+		if r := s.call("get_attention_item", map[string]any{"attention_id": bad}); errorCode(r) != "attention_not_found" {
+			t.Fatalf("%q: %v", bad, r)
+		}
+	}
+	if r := s.call("get_attention_item", map[string]any{"attention_id": 123}); errorCode(r) != "invalid_arguments" {
+		t.Fatalf("%v", r)
+	}
+	_ = e
+}

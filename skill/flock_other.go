@@ -1,0 +1,11 @@
+//go:build !unix
+
+package skill
+
+import "os"
+
+// lockFile is a no-op where flock does not exist (Windows): the lock file is
+// still rewritten in place through one handle.
+func lockFile(*os.File) error { return nil }
+
+func unlockFile(*os.File) {}

@@ -1,0 +1,204 @@
+package skill
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Lock file versions written by the `skills` CLI (vercel-labs skills 1.7.4).
+const (
+	globalLockVersion  = 3
+	projectLockVersion = 1
+)
+
+// Lock-acquisition protocol shared with gh and the skills CLI: an
+// exclusive flock on the lock file itself, retried.
+var (
+	lockTries = 30
+	lockDelay = 100 * time.Millisecond
+)
+
+// lockPath returns the lock file of a scope.
+func lockPath(scope Scope, root string, getenv func(string) string) string {
+	if scope == ScopeGlobal {
+		if d := getenv("XDG_STATE_HOME"); d != "" {
+			return filepath.Join(d, "skills", ".skill-lock.json")
+		}
+		return filepath.Join(getenv("HOME"), ".agents", ".skill-lock.json")
+	}
+	return filepath.Join(root, "skills-lock.json")
+}
+
+// object is a JSON object that keeps its keys' order and raw values, so
+// entries, fields and top-level keys we do not know survive a rewrite.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func newObject() *object { return &object{vals: map[string]json.RawMessage{}} }
+
+func parseObject(data []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	o := newObject()
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		o.set(k, raw)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after the JSON object")
+	}
+	return o, nil
+}
+
+func (o *object) set(k string, v json.RawMessage) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) setJSON(k string, v any) {
+	raw, _ := json.Marshal(v)
+	o.set(k, raw)
+}
+
+func (o *object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// updateLock records the skill in the lock file of the scope. A file with
+// another version, or one that does not parse, is left untouched with a
+// warning: gh and the skills CLI would discard it; we never do.
+func updateLock(scope Scope, root string, getenv func(string) string, name, source string, now time.Time, warn func(string)) (string, error) {
+	path := lockPath(scope, root, getenv)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return "", fmt.Errorf("locking %s: %w", path, err)
+	}
+	defer unlockFile(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "", err
+	}
+	want := globalLockVersion
+	if scope == ScopeProject {
+		want = projectLockVersion
+	}
+	var doc *object
+	if len(bytes.TrimSpace(data)) == 0 {
+		doc = newObject()
+		doc.setJSON("version", want)
+		doc.set("skills", json.RawMessage("{}"))
+	} else {
+		doc, err = parseObject(data)
+		if err != nil {
+			warn(fmt.Sprintf("skills lock file %s is not valid JSON; not updated", path))
+			return "untouched", nil
+		}
+		var v json.Number
+		if err := json.Unmarshal(doc.vals["version"], &v); err != nil || v.String() != fmt.Sprint(want) {
+			shown := string(doc.vals["version"])
+			if shown == "" {
+				shown = "none"
+			}
+			warn(fmt.Sprintf("skills lock file has version %s; not updated", shown))
+			return "untouched", nil
+		}
+	}
+	skills := newObject()
+	if raw, ok := doc.vals["skills"]; ok {
+		if skills, err = parseObject(raw); err != nil {
+			warn(fmt.Sprintf("skills lock file %s has no skills object; not updated", path))
+			return "untouched", nil
+		}
+	}
+	entry := newObject()
+	if raw, ok := skills.vals[name]; ok {
+		if e, err := parseObject(raw); err == nil {
+			entry = e
+		}
+	}
+	entry.setJSON("source", source)
+	entry.setJSON("sourceType", "local")
+	if scope == ScopeGlobal {
+		entry.setJSON("sourceUrl", source)
+		entry.setJSON("skillFolderHash", "")
+		if _, ok := entry.vals["installedAt"]; !ok {
+			entry.setJSON("installedAt", now.Format(time.RFC3339))
+		}
+		entry.setJSON("updatedAt", now.Format(time.RFC3339))
+	} else {
+		entry.setJSON("computedHash", "")
+	}
+	raw, _ := entry.MarshalJSON()
+	skills.set(name, raw)
+	if scope == ScopeProject {
+		slices.Sort(skills.keys) // the CLI writes project entries sorted by name
+	}
+	raw, _ = skills.MarshalJSON()
+	doc.set("skills", raw)
+	compact, _ := doc.MarshalJSON()
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact, "", "  "); err != nil {
+		return "", err
+	}
+	out.WriteByte('\n')
+	// Rewrite in place through the locked handle: a rename would break the
+	// lock protocol.
+	if err := f.Truncate(0); err != nil {
+		return "", err
+	}
+	if _, err := f.WriteAt(out.Bytes(), 0); err != nil {
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", err
+	}
+	return "updated", nil
+}
