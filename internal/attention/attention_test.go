@@ -592,17 +592,23 @@ func FuzzProject(f *testing.F) {
 			f.Fatal(err)
 		}
 		pause, _ := os.ReadFile(filepath.Join(flowVectors, "attended/runs", rel, "pending_escalation.json"))
-		f.Add(data, pause)
+		capability, _ := os.ReadFile(filepath.Join(flowVectors, "attended/runs", rel, "attended_capability.json"))
+		f.Add(data, pause, capability)
 	}
 	f.Add([]byte(`{"success":false,"halt":{"reason":"SECRET captcha"},"results":[{"ok":false,"before_png":"SECRET"}]}`),
-		[]byte(`{"status":"SECRET","category":"SECRET","reason":"SECRET mfa"}`))
+		[]byte(`{"status":"SECRET","category":"SECRET","reason":"SECRET mfa"}`),
+		[]byte(`{"schema_version":1,"signature":"SECRET","expires_at":"SECRET"}`))
+	key, err := os.ReadFile(filepath.Join(flowVectors, "attended/runs/run-0001/.attended_capability.key"))
+	if err != nil {
+		f.Fatal(err)
+	}
 	categories := map[string]bool{"operator_review": true}
 	for c := range knownCategories {
 		categories[c] = true
 	}
 	statuses := map[string]bool{"pending": true, "approved": true, "rejected": true, "encrypted": true,
 		"halted": true, "completed_unverified": true, "failed": true, "rolled_back": true}
-	f.Fuzz(func(t *testing.T, report, pause []byte) {
+	f.Fuzz(func(t *testing.T, report, pause, capability []byte) {
 		root, err := os.MkdirTemp("", "attention-fuzz-")
 		if err != nil {
 			t.Fatal(err)
@@ -615,6 +621,10 @@ func FuzzProject(f *testing.F) {
 		_ = os.WriteFile(filepath.Join(dir, "report.json"), report, 0o600)
 		if len(pause) > 0 {
 			_ = os.WriteFile(filepath.Join(dir, "pending_escalation.json"), pause, 0o600)
+		}
+		if len(capability) > 0 {
+			_ = os.WriteFile(filepath.Join(dir, "attended_capability.json"), capability, 0o600)
+			_ = os.WriteFile(filepath.Join(dir, ".attended_capability.key"), key, 0o600)
 		}
 		items := List(root)
 		if len(items) > 1 {
