@@ -31,6 +31,7 @@ type emitCase struct {
 	bundle  string // bundle folder to pair it with ("" = the vector's own)
 	vector  string // a Flow-emitted vector folder used as is
 	legacy  bool
+	sealed  bool // scrypt makes every load slow: emit once only
 	prepare func(t *testing.T, bundleDir string)
 }
 
@@ -39,7 +40,7 @@ var emitCases = map[string]emitCase{
 	"unicode-params":   {vector: "skills/unicode-params/berpr-fung-triage-note-a-b-q-end-second-line"},
 	"encounter-loop":   {vector: "skills/encounter-loop/save-encounter-for-each"},
 	"program-subflows": {vector: "skills/program-subflows/program-with-subflows"},
-	"sealed":           {skillMD: flowVectors + "/skills/mockmed-triage-v3/mockmed-triage/SKILL.md", bundle: "sealed/mockmed-triage-v3"},
+	"sealed":           {skillMD: flowVectors + "/skills/mockmed-triage-v3/mockmed-triage/SKILL.md", bundle: "sealed/mockmed-triage-v3", sealed: true},
 	"colon-name":       {skillMD: "colon-name", bundle: "plain/encounter-loop"},
 	"hash-name":        {skillMD: "hash-name", bundle: "plain/encounter-loop"},
 	"numeric-slug":     {skillMD: "numeric-slug", bundle: "plain/mockmed-triage-v3"},
@@ -162,6 +163,9 @@ func TestEmitGolden(t *testing.T) {
 				t.Error("output does not contain Flow's body verbatim")
 			}
 			checkNoSecret(t, got, body, warns, res)
+			if c.sealed {
+				return
+			}
 
 			// Emitting again gives the same tree (idempotent re-emit over
 			// our own output: same workflow id, replaced atomically).
