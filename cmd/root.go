@@ -76,6 +76,7 @@ openadapt-flow does it.`,
 		newBundleCmd(io),
 		newLedgerCmd(io),
 		newSkillCmd(io),
+		newEmitSkillAliasCmd(io),
 		newServeCmd(io),
 		newDoctorCmd(io),
 	)

@@ -16,6 +16,15 @@ import (
 // skillEmitMediaType identifies the `skill emit --json` document.
 const skillEmitMediaType = "application/vnd.openadapt-agent.skill-emit+json;version=1"
 
+// newEmitSkillAliasCmd is the hidden top-level `emit-skill BUNDLE --out DIR`,
+// kept for parity with the Python package; it is `skill emit`.
+func newEmitSkillAliasCmd(io *IO) *cobra.Command {
+	c := newSkillEmitCmd(io)
+	c.Use = "emit-skill BUNDLE --out DIR"
+	c.Hidden = true
+	return c
+}
+
 func newSkillEmitCmd(io *IO) *cobra.Command {
 	var (
 		out, fromFlowSkill, flowCLI string
