@@ -219,7 +219,7 @@ func Exec(ctx context.Context, c Command) Exit {
 // returns the leader's wait error.
 func terminateGroup(p *os.Process, pgid int, grace time.Duration, waitDone <-chan error) error {
 	var waitErr error
-	if waitDone == nil && !groupAlive(pgid) {
+	if waitDone == nil && !groupLive(pgid) {
 		return nil
 	}
 	signalGroup(p, pgid, sigTerm)
@@ -235,11 +235,11 @@ wait:
 				waitErr = err
 			}
 			waitDone = nil
-			if !groupAlive(pgid) {
+			if !groupLive(pgid) {
 				return waitErr
 			}
 		case <-tick.C:
-			if waitDone == nil && !groupAlive(pgid) {
+			if waitDone == nil && !groupLive(pgid) {
 				return waitErr
 			}
 		case <-deadline.C:

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -165,4 +166,35 @@ func TestStragglerCleanup(t *testing.T) {
 	}
 	_, grandchild := readPIDs(t, pidfile)
 	waitGone(t, grandchild)
+}
+
+// TestTerminateOrphanLeaderGone: the leader died (as Flow does on the
+// server's death signal) but its grandchild survives in the group: the
+// group is still the run's and is terminated.
+func TestTerminateOrphanLeaderGone(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	h := newHarness(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	cmd := exec.Command(h.flow, "run", h.bundle, "--run-dir", filepath.Join(h.runs, NewRunID()), "--params-file", "/none")
+	cmd.Env = []string{"FAKE_FLOW_MODE=hang-grandchild", "FAKE_FLOW_PIDFILE=" + pidfile}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rec := Process{PID: cmd.Process.Pid, PGID: cmd.Process.Pid, StartTime: processStartTime(cmd.Process.Pid)}
+	_, grandchild := readPIDs(t, pidfile)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait() // the leader is gone; the grandchild keeps the group
+	if !alive(grandchild) {
+		t.Fatal("grandchild died with the leader")
+	}
+	if !TerminateOrphan(rec, 200*time.Millisecond) {
+		t.Error("did not terminate the leaderless group")
+	}
+	waitGone(t, grandchild)
+	if TerminateOrphan(rec, time.Second) {
+		t.Error("signalled an empty group")
+	}
 }

@@ -55,3 +55,30 @@ func readStat(pid int) (procStat, bool) {
 	}
 	return procStat{state: f[0][0], pgrp: pgrp, start: start}, true
 }
+
+// liveMembers reports whether a process other than a zombie is in group
+// pgid. Zombies of a dead server's runs belong to init, which may be slow
+// to reap them (or, in some containers, never does).
+func liveMembers(pgid int) bool {
+	if !groupAlive(pgid) {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok && st.pgrp == pgid && st.state != 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// groupLive reports whether group pgid still has a process that is not a
+// zombie (see liveMembers).
+func groupLive(pgid int) bool { return liveMembers(pgid) }

@@ -23,6 +23,8 @@ func signalGroup(p *os.Process, _ int, _ syscall.Signal) { _ = p.Kill() }
 
 func groupAlive(int) bool { return false }
 
+func groupLive(int) bool { return false }
+
 func signaled(*os.ProcessState) (int, bool) { return 0, false }
 
 func processStartTime(int) uint64 { return 0 }
