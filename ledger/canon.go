@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -16,21 +15,6 @@ import (
 // errNotCanonical reports a value that has no canonical form (a number that is
 // not an integer) or bytes that differ from their canonical form.
 var errNotCanonical = errors.New("not canonical")
-
-// parseJSON parses one JSON document, keeping numbers exact (json.Number).
-// Trailing data after the value is an error.
-func parseJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("parsing json: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("parsing json: trailing data after the value")
-	}
-	return v, nil
-}
 
 // canonical returns the byte form of Python's
 // json.dumps(v, sort_keys=True, separators=(",",":"), ensure_ascii=False)
@@ -152,6 +136,19 @@ const hexLower = "0123456789abcdef"
 
 func writeCanonicalString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
+	// Fast path: nothing to escape.
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {

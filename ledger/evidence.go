@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"io/fs"
 )
 
@@ -64,7 +65,9 @@ func readback(o *object) string {
 	if s, _ := getStr(o.doc, "schema_version"); s != o.entry.Schema {
 		return "object_invalid"
 	}
-	if _, err := checkCanonicalLF(o.raw); err != nil {
+	// The parser already refused invalid UTF-8 and duplicate keys, so the
+	// canonical check is a comparison with the re-encoded tree.
+	if c, err := canonicalLF(o.doc); err != nil || !bytes.Equal(c, o.raw) {
 		return "object_not_canonical"
 	}
 	id, ok := semanticIdentity(o.entry, o.doc)

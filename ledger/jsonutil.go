@@ -73,7 +73,34 @@ func getBool(m map[string]any, k string) (bool, bool) {
 	return b, ok
 }
 
-func isDigest(s string) bool { return reDigest.MatchString(s) }
+// isDigest reports whether s is "sha256:" + 64 lowercase hex digits. It is
+// hand-written: it runs for every registry entry field.
+func isDigest(s string) bool {
+	if len(s) != 71 || s[:7] != "sha256:" {
+		return false
+	}
+	for i := 7; i < 71; i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isKind reports whether s matches ^[a-z][a-z0-9-]{1,95}$.
+func isKind(s string) bool {
+	if len(s) < 2 || len(s) > 96 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 func getDigest(m map[string]any, k string) (string, bool) {
 	s, ok := getStr(m, k)

@@ -1,14 +1,9 @@
 package ledger
 
 import (
+	"bytes"
 	"strconv"
 )
-
-// entryFieldNames are the eight entry fields (spec §4.2).
-var entryFieldNames = []string{
-	"kind", "object_schema_version", "object_media_type", "object_path",
-	"object_sha256", "size_bytes", "semantic_identity_sha256", "subject_sha256",
-}
 
 // entry is one validated evidence-registry entry.
 type entry struct {
@@ -23,7 +18,6 @@ type entry struct {
 	Digest     string // registry_entry_sha256
 	Bundle     bool   // a <kind>-sigstore-bundle entry
 	Index      int
-	fields     map[string]any
 }
 
 // signerPointer is a signer-registry pointer (spec §4.3 step 2).
@@ -58,7 +52,7 @@ type registry struct {
 func parseEntryFields(m map[string]any) (*entry, bool) {
 	e := &entry{}
 	var ok bool
-	if e.Kind, ok = getStr(m, "kind"); !ok || !reKind.MatchString(e.Kind) {
+	if e.Kind, ok = getStr(m, "kind"); !ok || !isKind(e.Kind) {
 		return nil, false
 	}
 	schema, media, bundle, known := kindContract(e.Kind)
@@ -96,13 +90,42 @@ func parseEntryFields(m map[string]any) (*entry, bool) {
 	} else if !isNull {
 		return nil, false
 	}
-	e.fields = pick(m, entryFieldNames...)
-	d, err := domainDigest(domRegistryEntry, e.fields)
-	if err != nil {
-		return nil, false
-	}
-	e.Digest = d
+	e.Digest = entryDigest(e)
 	return e, true
+}
+
+// entryDigest is D(entry domain, {the 8 entry fields}), written directly in
+// canonical key order (the fields are validated strings and an integer), so
+// that a large registry does not build and sort a map per entry.
+func entryDigest(e *entry) string {
+	var buf bytes.Buffer
+	buf.Grow(512)
+	buf.WriteString(domRegistryEntry)
+	buf.WriteByte(0)
+	field := func(first bool, k, v string) {
+		if !first {
+			buf.WriteByte(',')
+		}
+		writeCanonicalString(&buf, k)
+		buf.WriteByte(':')
+		writeCanonicalString(&buf, v)
+	}
+	buf.WriteByte('{')
+	field(true, "kind", e.Kind)
+	field(false, "object_media_type", e.Media)
+	field(false, "object_path", e.Path)
+	field(false, "object_schema_version", e.Schema)
+	field(false, "object_sha256", e.SHA256)
+	field(false, "semantic_identity_sha256", e.SemanticID)
+	buf.WriteString(`,"size_bytes":`)
+	buf.WriteString(strconv.FormatInt(e.Size, 10))
+	if e.Subject == "" {
+		buf.WriteString(`,"subject_sha256":null}`)
+	} else {
+		field(false, "subject_sha256", e.Subject)
+		buf.WriteByte('}')
+	}
+	return sha256Digest(buf.Bytes())
 }
 
 // sameFields reports whether two entries carry identical entry fields.
