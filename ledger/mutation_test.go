@@ -3,8 +3,11 @@ package ledger
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/elliptic"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -582,3 +585,43 @@ func TestMutations(t *testing.T) {
 }
 
 var _ = os.ReadFile
+
+// TestKMSProfile: an evidence root signed with the AWS-KMS P-256 profile
+// verifies through the sigstore DSSE adapter (sha256(PAE), DER, low S), and
+// a high-S twin of a signature is refused.
+func TestKMSProfile(t *testing.T) {
+	o := genOptions(t)
+	o.KMS = true
+	dir, r := generate(t, o)
+	res := verifyGenerated(t, dir, r, "")
+	if res.Integrity != IntegrityVerified || res.Product.Verdict != "production" {
+		var b strings.Builder
+		_ = res.WriteText(&b)
+		t.Fatalf("KMS root:\n%s", b.String())
+	}
+	for name, f := range map[string]func(e *lg.Envelope){
+		"high S": func(e *lg.Envelope) {
+			var rs struct{ R, S *big.Int }
+			_, _ = asn1.Unmarshal(e.Sigs[0].Sig, &rs)
+			rs.S = new(big.Int).Sub(elliptic.P256().Params().N, rs.S)
+			e.Sigs[0].Sig, _ = asn1.Marshal(rs)
+		},
+		"P1363 encoding": func(e *lg.Envelope) {
+			var rs struct{ R, S *big.Int }
+			_, _ = asn1.Unmarshal(e.Sigs[0].Sig, &rs)
+			e.Sigs[0].Sig = append(rs.R.FillBytes(make([]byte, 32)), rs.S.FillBytes(make([]byte, 32))...)
+		},
+		"flipped": func(e *lg.Envelope) { e.Sigs[0].Sig[10] ^= 1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := genOptions(t)
+			o.KMS = true
+			o.Hooks.Envelope = onEnvelope(kRel, 0, f)
+			dir, r := generate(t, o)
+			res := verifyGenerated(t, dir, r, relDoc)
+			if d := deref(res.Targets[0].Detail); d != "signature_invalid" {
+				t.Fatalf("agent: %q", d)
+			}
+		})
+	}
+}

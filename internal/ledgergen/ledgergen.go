@@ -13,12 +13,18 @@ package ledgergen
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
@@ -195,7 +201,10 @@ type Options struct {
 	// §14.2), keyed by target; nil means no target projection.
 	StaticTargets map[string]map[string]any
 	// Seed for the Ed25519 key (32 bytes); nil uses a fixed test seed.
-	Seed  []byte
+	Seed []byte
+	// KMS signs every public-trust bundle with an AWS-KMS-profile P-256
+	// signer (aws-kms-p256-dsse-v1) instead of the software Ed25519 one.
+	KMS   bool
 	Hooks Hooks
 }
 
@@ -214,6 +223,8 @@ type Item struct {
 // Root is a generated evidence root.
 type Root struct {
 	Key              ed25519.PrivateKey
+	KMSKey           *ecdsa.PrivateKey
+	KMSKeyID         string
 	PublicKeySHA256  string
 	OuterKeyID       string
 	InnerKeyID       string
@@ -292,6 +303,34 @@ func Generate(o Options) *Root {
 				"status":                     "active",
 			},
 		},
+	}
+	if o.KMS {
+		d, _ := hex.DecodeString("2f29c1f30c9db50a15e08ddd4f5f49d1f5c621d40ad72835d11065448148d8c7")
+		k := &ecdsa.PrivateKey{D: new(big.Int).SetBytes(d)}
+		k.Curve = elliptic.P256()
+		k.X, k.Y = k.Curve.ScalarBaseMult(d)
+		r.KMSKey = k
+		der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+		point, _ := k.PublicKey.Bytes()
+		r.KMSKeyID = "oa-public-trust-p256-" + H(der)[7:23]
+		sr["signers"] = append(sr["signers"].([]any), map[string]any{
+			"algorithm":                  "ecdsa-p256-sha256",
+			"allowed_environments":       []any{"public-trust-signing"},
+			"allowed_kinds":              []any{"production-acceptance-summary", "qualification-admission", "qualification-authority-state-receipt", "qualification-release", "qualification-revocation-state-receipt"},
+			"allowed_ref_prefixes":       []any{"refs/heads/main"},
+			"allowed_usages":             []any{"production-public-evidence"},
+			"allowed_workflows":          []any{"https://github.com/OpenAdaptAI/.github/.github/workflows/sign-production-evidence.yml@refs/heads/main"},
+			"key_id":                     r.KMSKeyID,
+			"key_origin":                 "aws-kms",
+			"kms_key_arn":                KMSArn,
+			"public_key":                 base64.RawURLEncoding.EncodeToString(point),
+			"public_key_sha256":          H(der),
+			"public_key_spki_der_base64": base64.StdEncoding.EncodeToString(der),
+			"revoked_at":                 nil,
+			"signature_encoding":         "asn1-der-low-s-base64-rfc4648-padded",
+			"statement_schema_versions":  []any{"openadapt.production-public-trust-signing-statement/v1"},
+			"status":                     "active",
+		})
 	}
 	if o.Hooks.SignerRegistry != nil {
 		o.Hooks.SignerRegistry(sr)
@@ -797,6 +836,20 @@ func (r *Root) register(kind string, obj map[string]any, spec any) *Item {
 		"key_id":            r.OuterKeyID,
 		"signature_profile": "software-ed25519-dsse-v1",
 	}
+	keyID := r.OuterKeyID
+	if r.KMSKey != nil {
+		keyID = r.KMSKeyID
+		stmt["key_id"] = keyID
+		stmt["signature_profile"] = "aws-kms-p256-dsse-v1"
+		stmt["signing_authority"] = map[string]any{
+			"repository": EvidenceRepo, "repository_id": EvidenceRepoID, "repository_owner_id": OwnerID,
+			"workflow": ".github/workflows/sign-production-evidence.yml", "ref": "refs/heads/main",
+			"source_commit": hex40("signing-commit"), "environment": "public-trust-signing",
+			"aws_account_id": "992382684924", "aws_region": "us-east-1", "kms_key_arn": KMSArn,
+			"kms_key_spec": "ECC_NIST_P256", "kms_signing_algorithm": "ECDSA_SHA_256", "kms_message_type": "DIGEST",
+			"role_arn": "arn:aws:iam::992382684924:role/openadapt-public-trust-signer",
+		}
+	}
 	if r.opts.Hooks.Statement != nil {
 		r.opts.Hooks.Statement(kind, idx, stmt)
 	}
@@ -806,8 +859,14 @@ func (r *Root) register(kind string, obj map[string]any, spec any) *Item {
 	if r.opts.Hooks.Sign != nil {
 		msg = r.opts.Hooks.Sign(kind, idx, pae, payload)
 	}
-	env := &Envelope{PayloadType: PayloadType, Payload: payload, Hint: r.OuterKeyID,
-		Sigs: []Sig{{KeyID: r.OuterKeyID, Sig: ed25519.Sign(r.Key, msg)}}}
+	var sig []byte
+	if r.KMSKey != nil {
+		sig = SignLowS(r.KMSKey, msg)
+	} else {
+		sig = ed25519.Sign(r.Key, msg)
+	}
+	env := &Envelope{PayloadType: PayloadType, Payload: payload, Hint: keyID,
+		Sigs: []Sig{{KeyID: keyID, Sig: sig}}}
 	if r.opts.Hooks.Envelope != nil {
 		r.opts.Hooks.Envelope(kind, idx, env)
 	}
@@ -815,6 +874,24 @@ func (r *Root) register(kind string, obj map[string]any, spec any) *Item {
 	be := bundleEntryFor(kind, braw, e["object_sha256"].(string))
 	r.Files[be["object_path"].(string)] = braw
 	return &Item{Kind: kind, Index: idx, Object: obj, Raw: raw, Entry: e, Bundle: braw, BundleEntr: be, Spec: spec}
+}
+
+// KMSArn is the test AWS KMS key ARN of the KMS signer.
+const KMSArn = "arn:aws:kms:us-east-1:992382684924:key/12345678-1234-1234-1234-123456789abc"
+
+// SignLowS signs sha256(msg) as a KMS DIGEST message: ASN.1 DER, s ≤ n/2.
+func SignLowS(k *ecdsa.PrivateKey, msg []byte) []byte {
+	h := sha256.Sum256(msg)
+	rr, ss, err := ecdsa.Sign(rand.Reader, k, h[:])
+	if err != nil {
+		panic("ledgergen: " + err.Error())
+	}
+	n := k.Curve.Params().N
+	if ss.Cmp(new(big.Int).Rsh(n, 1)) > 0 {
+		ss = new(big.Int).Sub(n, ss)
+	}
+	der, _ := asn1.Marshal(struct{ R, S *big.Int }{rr, ss})
+	return der
 }
 
 // PAE is the DSSE pre-authentication encoding.
