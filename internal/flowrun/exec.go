@@ -100,7 +100,8 @@ type Exit struct {
 // a browser; killing the leader alone would orphan it). When ctx is done it
 // does the same with the cancel grace. After a normal exit, processes left in
 // the group are terminated the same way, so a run never leaves orphans. On
-// Windows only the direct child is killed.
+// Windows the group is a job object with kill-on-close: terminating it ends
+// every process of the run, and so does the server's death.
 func Exec(ctx context.Context, c Command) Exit {
 	ex := Exit{Code: -1}
 	if len(c.Args) == 0 || c.Args[0] == "" {
@@ -158,6 +159,8 @@ func Exec(ctx context.Context, c Command) Exit {
 	}
 	pid := cmd.Process.Pid
 	ex.Process = Process{PID: pid, PGID: pid, StartTime: processStartTime(pid)}
+	group := newGroup(cmd.Process)
+	defer group.close()
 
 	var outTail, errTail tail
 	var drain sync.WaitGroup
@@ -183,13 +186,13 @@ func Exec(ctx context.Context, c Command) Exit {
 	select {
 	case waitErr = <-waitDone:
 		// Normal exit: clear out anything left in the group.
-		terminateGroup(cmd.Process, pid, c.CancelGrace, nil)
+		terminateGroup(group, c.CancelGrace, nil)
 	case <-timeout:
 		ex.TimedOut = true
-		waitErr = terminateGroup(cmd.Process, pid, c.TimeoutGrace, waitDone)
+		waitErr = terminateGroup(group, c.TimeoutGrace, waitDone)
 	case <-ctx.Done():
 		ex.Canceled = true
-		waitErr = terminateGroup(cmd.Process, pid, c.CancelGrace, waitDone)
+		waitErr = terminateGroup(group, c.CancelGrace, waitDone)
 	}
 
 	// Every process of the group is gone, so the pipes reach EOF unless a
@@ -213,16 +216,16 @@ func Exec(ctx context.Context, c Command) Exit {
 	return ex
 }
 
-// terminateGroup ends process group pgid: SIGTERM, then wait until the
-// leader has been reaped and the group is empty, or grace has passed, then
-// SIGKILL. When waitDone is nil the leader has already been reaped. It
-// returns the leader's wait error.
-func terminateGroup(p *os.Process, pgid int, grace time.Duration, waitDone <-chan error) error {
+// terminateGroup ends a process group: SIGTERM, then wait until the leader
+// has been reaped and no live process is left in the group, or grace has
+// passed, then SIGKILL. When waitDone is nil the leader has already been
+// reaped. It returns the leader's wait error.
+func terminateGroup(g procGroup, grace time.Duration, waitDone <-chan error) error {
 	var waitErr error
-	if waitDone == nil && !groupLive(pgid) {
+	if waitDone == nil && !g.live() {
 		return nil
 	}
-	signalGroup(p, pgid, sigTerm)
+	g.signal(sigTerm)
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -235,18 +238,18 @@ wait:
 				waitErr = err
 			}
 			waitDone = nil
-			if !groupLive(pgid) {
+			if !g.live() {
 				return waitErr
 			}
 		case <-tick.C:
-			if waitDone == nil && !groupLive(pgid) {
+			if waitDone == nil && !g.live() {
 				return waitErr
 			}
 		case <-deadline.C:
 			break wait
 		}
 	}
-	signalGroup(p, pgid, sigKill)
+	g.signal(sigKill)
 	if waitDone != nil {
 		waitErr = <-waitDone
 	}

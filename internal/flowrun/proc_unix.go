@@ -13,10 +13,18 @@ const (
 	sigKill = syscall.SIGKILL
 )
 
-// signalGroup sends sig to every process of group pgid.
-func signalGroup(_ *os.Process, pgid int, sig syscall.Signal) {
-	_ = syscall.Kill(-pgid, sig)
-}
+// procGroup is the child's process group (the child is its leader).
+type procGroup struct{ pgid int }
+
+func newGroup(p *os.Process) procGroup { return procGroup{pgid: p.Pid} }
+
+// signal sends sig to every process of the group.
+func (g procGroup) signal(sig syscall.Signal) { _ = syscall.Kill(-g.pgid, sig) }
+
+// live reports whether a live process is left in the group.
+func (g procGroup) live() bool { return groupLive(g.pgid) }
+
+func (g procGroup) close() {}
 
 // groupAlive reports whether any process (zombies included) is still in
 // group pgid.
