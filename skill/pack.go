@@ -223,42 +223,51 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // treeSource reads the files of a tree, in entry order, in its own
-// goroutine: it hashes each file while the caller compresses the previous
-// chunks, so every file is read exactly once and hashing overlaps with
-// compression.
+// goroutine: it hashes each file while the caller compresses earlier
+// content, so every file is read exactly once and hashing overlaps with
+// compression. Consecutive files are packed into large batches, so the two
+// goroutines hand off a few dozen times for hundreds of MB, which keeps the
+// pipeline cheap on a loaded machine.
 type treeSource struct {
 	entries    []entry
-	chunks     chan chunk
-	free       chan []byte
+	batches    chan *batch
+	free       chan *batch
 	done       chan struct{}
 	progress   func(files, totalFiles int, bytes, totalBytes int64)
 	totalFiles int
 	totalBytes int64
 	files      int
 	bytes      int64
+	cur        *batch // batch being consumed
 }
 
-// chunk is a piece of one file's content; last marks the end of the file,
-// after which entries[idx].sum is set.
-type chunk struct {
-	idx  int
-	data []byte
-	last bool
-	err  error
+// batch is a buffer holding consecutive pieces of files.
+type batch struct {
+	buf  []byte
+	segs []segment
+	err  error // set on the last batch when reading failed
+}
+
+// segment is buf[off:off+n] of file entries[idx]; last marks the end of the
+// file, after which entries[idx].sum is set.
+type segment struct {
+	idx    int
+	off, n int
+	last   bool
 }
 
 const (
-	chunkSize   = 1 << 20
-	chunksAhead = 8
+	batchSize  = 8 << 20
+	batchAhead = 2
 )
 
 func newTreeSource(root string, entries []entry, progress func(int, int, int64, int64), totalFiles int, totalBytes int64) *treeSource {
 	s := &treeSource{
-		entries: entries, chunks: make(chan chunk, chunksAhead), free: make(chan []byte, chunksAhead+1),
+		entries: entries, batches: make(chan *batch, batchAhead), free: make(chan *batch, batchAhead+2),
 		done: make(chan struct{}), progress: progress, totalFiles: totalFiles, totalBytes: totalBytes,
 	}
-	for range chunksAhead + 1 {
-		s.free <- make([]byte, chunkSize)
+	for range batchAhead + 1 {
+		s.free <- &batch{buf: make([]byte, 0, batchSize)}
 	}
 	go s.read(root)
 	return s
@@ -273,9 +282,19 @@ func (s *treeSource) stop() {
 	}
 }
 
-func (s *treeSource) send(c chunk) bool {
+func (s *treeSource) getFree() *batch {
 	select {
-	case s.chunks <- c:
+	case b := <-s.free:
+		b.buf, b.segs, b.err = b.buf[:0], b.segs[:0], nil
+		return b
+	case <-s.done:
+		return nil
+	}
+}
+
+func (s *treeSource) send(b *batch) bool {
+	select {
+	case s.batches <- b:
 		return true
 	case <-s.done:
 		return false
@@ -283,55 +302,76 @@ func (s *treeSource) send(c chunk) bool {
 }
 
 func (s *treeSource) read(root string) {
-	defer close(s.chunks)
+	defer close(s.batches)
+	b := s.getFree()
+	if b == nil {
+		return
+	}
 	for i := range s.entries {
 		e := &s.entries[i]
 		if e.dir {
 			continue
 		}
-		if err := s.readFile(filepath.Join(root, filepath.FromSlash(e.rel)), i, e); err != nil {
-			s.send(chunk{idx: i, err: err})
+		var err error
+		if b, err = s.readFile(filepath.Join(root, filepath.FromSlash(e.rel)), i, e, b); err != nil {
+			if b == nil {
+				return
+			}
+			b.err = err
+			s.send(b)
+			return
+		}
+		if b == nil {
 			return
 		}
 	}
+	if len(b.segs) > 0 {
+		s.send(b)
+	}
 }
 
-func (s *treeSource) readFile(p string, i int, e *entry) error {
+// readFile appends file i to batch b, sending full batches, and returns
+// the batch to continue with (nil when stopped).
+func (s *treeSource) readFile(p string, i int, e *entry, b *batch) (*batch, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return err
+		return b, err
 	}
 	defer f.Close()
 	h := sha256.New()
 	var n int64
 	for {
-		var buf []byte
-		select {
-		case buf = <-s.free:
-		case <-s.done:
-			return errors.New("stopped")
+		if len(b.buf) == cap(b.buf) {
+			if !s.send(b) {
+				return nil, nil
+			}
+			if b = s.getFree(); b == nil {
+				return nil, nil
+			}
 		}
-		k, err := io.ReadFull(f, buf)
+		off := len(b.buf)
+		k, err := io.ReadFull(f, b.buf[off:cap(b.buf)])
+		b.buf = b.buf[:off+k]
 		n += int64(k)
-		h.Write(buf[:k])
+		h.Write(b.buf[off : off+k])
 		if n > e.size {
-			return fmt.Errorf("%s changed while packing", e.rel)
+			return b, fmt.Errorf("%s changed while packing", e.rel)
 		}
 		eof := err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !eof {
-			return fmt.Errorf("reading %s: %w", e.rel, err)
+			return b, fmt.Errorf("reading %s: %w", e.rel, err)
 		}
 		if eof {
 			if n != e.size {
-				return fmt.Errorf("%s changed while packing", e.rel)
+				return b, fmt.Errorf("%s changed while packing", e.rel)
 			}
 			copy(e.sum[:], h.Sum(nil))
 		}
-		if !s.send(chunk{idx: i, data: buf[:k], last: eof}) {
-			return errors.New("stopped")
+		if k > 0 || eof {
+			b.segs = append(b.segs, segment{idx: i, off: off, n: k, last: eof})
 		}
 		if eof {
-			return nil
+			return b, nil
 		}
 	}
 }
@@ -339,23 +379,36 @@ func (s *treeSource) readFile(p string, i int, e *entry) error {
 // copyTo writes the content of entries[idx] to w.
 func (s *treeSource) copyTo(w io.Writer, idx int) error {
 	for {
-		c, ok := <-s.chunks
-		if !ok {
-			return errors.New("internal: tree reader ended early")
+		if s.cur != nil && len(s.cur.segs) == 0 {
+			if s.cur.err != nil {
+				return s.cur.err
+			}
+			s.free <- s.cur
+			s.cur = nil
 		}
-		if c.err != nil {
-			return c.err
+		if s.cur == nil {
+			b, ok := <-s.batches
+			if !ok {
+				return errors.New("internal: tree reader ended early")
+			}
+			s.cur = b
+			if len(b.segs) == 0 && b.err != nil {
+				return b.err
+			}
 		}
-		if c.idx != idx {
+		seg := s.cur.segs[0]
+		if seg.idx != idx {
+			if s.cur.err != nil {
+				return s.cur.err
+			}
 			return errors.New("internal: tree reader out of order")
 		}
-		_, err := w.Write(c.data)
-		s.bytes += int64(len(c.data))
-		s.free <- c.data[:cap(c.data)]
-		if err != nil {
+		s.cur.segs = s.cur.segs[1:]
+		if _, err := w.Write(s.cur.buf[seg.off : seg.off+seg.n]); err != nil {
 			return err
 		}
-		if c.last {
+		s.bytes += int64(seg.n)
+		if seg.last {
 			s.files++
 			if s.progress != nil {
 				s.progress(s.files, s.totalFiles, s.bytes, s.totalBytes)
