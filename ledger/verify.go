@@ -400,6 +400,8 @@ func (v *Verifier) Verify(ctx context.Context, src Source) (*Result, error) {
 			d.rows = r.evalWorkflowProjection(ctx, d)
 		}
 		if keyless != nil && !keyless.Verified {
+			// The document fails as a whole, even when it has no rows.
+			d.detail = "keyless_verification_failed"
 			f := uv("keyless_verification_failed")
 			for _, t := range d.targets {
 				*t = targetState{fail: f, adm: t.adm}
