@@ -1,15 +1,19 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -445,4 +449,79 @@ func jsonEqual(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// mcpbSubstitute replaces ${user_config.KEY} the way mcpb hosts do
+// (@anthropic-ai/mcpb 2.1.2, shared/config.js): booleans become "true" or
+// "false", other values their string form.
+func mcpbSubstitute(s string, userConfig map[string]any) string {
+	return regexp.MustCompile(`\$\{user_config\.([a-z_]+)\}`).ReplaceAllStringFunc(s, func(m string) string {
+		key := m[len("${user_config.") : len(m)-1]
+		switch v := userConfig[key].(type) {
+		case bool:
+			return strconv.FormatBool(v)
+		case string:
+			return v
+		}
+		return m
+	})
+}
+
+// TestDistManifestArgsStartServe starts serve in process with the argument
+// list of manifest.json after mcpb's substitution, with the defaults (read
+// only) and with "Allow runs" turned on, and checks the banner. This proves
+// the `--allow-run=${user_config.allow_run}` form parses as a boolean flag.
+func TestDistManifestArgsStartServe(t *testing.T) {
+	_, m := readJSONFile(t, manifestJSONPath)
+	cfg := m["server"].(map[string]any)["mcp_config"].(map[string]any)
+	for _, tc := range []struct {
+		allowRun bool
+		want     string
+	}{{false, "; run tools disabled;"}, {true, "; run tools enabled;"}} {
+		userConfig := map[string]any{}
+		for k, o := range m["user_config"].(map[string]any) {
+			userConfig[k] = o.(map[string]any)["default"]
+		}
+		userConfig["bundles_dir"] = t.TempDir()
+		userConfig["runs_dir"] = filepath.Join(t.TempDir(), "runs")
+		userConfig["allow_run"] = tc.allowRun
+		var args []string
+		for _, a := range cfg["args"].([]any) {
+			args = append(args, mcpbSubstitute(a.(string), userConfig))
+		}
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), args, nil, &stdout, &stderr)
+		if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("allow_run=%v: serve %q exited %d, stdout %q, stderr %q; want exit 0 and %q", tc.allowRun, args, code, stdout.String(), stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestDistServerJSONArgsStartServe builds the command line a registry client
+// builds from server.json's packageArguments (the positional value, then each
+// named argument with a value) and checks that serve starts read-only.
+func TestDistServerJSONArgsStartServe(t *testing.T) {
+	_, server := readJSONFile(t, serverJSONPath)
+	pkg := server["packages"].([]any)[0].(map[string]any)
+	values := map[string]string{"--bundles": t.TempDir(), "--runs-dir": filepath.Join(t.TempDir(), "runs")}
+	var args []string
+	for _, a := range pkg["packageArguments"].([]any) {
+		arg := a.(map[string]any)
+		switch arg["type"] {
+		case "positional":
+			args = append(args, arg["value"].(string))
+		case "named":
+			name := arg["name"].(string)
+			v, ok := values[name]
+			if !ok {
+				t.Fatalf("no test value for %s", name)
+			}
+			args = append(args, name, v)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), args, nil, &stdout, &stderr)
+	if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "; run tools disabled;") || !strings.Contains(stderr.String(), "protected MCP export disabled") {
+		t.Errorf("serve %q exited %d, stdout %q, stderr %q; want a read-only start", args, code, stdout.String(), stderr.String())
+	}
 }
