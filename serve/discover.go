@@ -17,15 +17,31 @@ func (s *Server) discover() ([]*workflow, int) {
 	if err != nil {
 		root = s.opts.Bundles
 	}
-	bs, err := bundle.Discover(root, s.bundleOpts(bundle.Metadata)...)
-	if err != nil {
-		fmt.Fprintln(s.stderr, "serve: the bundles directory could not be read; no workflows are served")
-		return nil, 0
+	var key string
+	useCache := !s.opts.AllowProtectedExport
+	if useCache {
+		key, useCache = rootKey(root)
 	}
-	ws := make([]*workflow, 0, len(bs))
+	var ws []*workflow
+	if useCache {
+		ws = s.loadCache(key)
+	}
+	if ws == nil {
+		bs, err := bundle.Discover(root, s.bundleOpts(bundle.Metadata)...)
+		if err != nil {
+			fmt.Fprintln(s.stderr, "serve: the bundles directory could not be read; no workflows are served")
+			return nil, 0
+		}
+		ws = make([]*workflow, 0, len(bs))
+		for _, b := range bs {
+			ws = append(ws, s.fromBundle(b))
+		}
+		if useCache {
+			s.storeCache(key, ws)
+		}
+	}
 	failed := 0
-	for _, b := range bs {
-		w := s.fromBundle(b)
+	for _, w := range ws {
 		if !w.available {
 			failed++
 			if s.opts.AllowProtectedExport && w.loadErr != nil {
@@ -34,7 +50,6 @@ func (s *Server) discover() ([]*workflow, int) {
 				fmt.Fprintf(s.stderr, "serve: workflow %s could not be loaded (%s)\n", w.id, w.errClass)
 			}
 		}
-		ws = append(ws, w)
 	}
 	return ws, failed
 }

@@ -27,3 +27,6 @@ func ownerLocked(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// fileIdent has no inode on Windows; size and mtime still key the cache.
+func fileIdent(os.FileInfo) (ino, dev uint64) { return 0, 0 }

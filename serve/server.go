@@ -62,7 +62,13 @@ const (
 	kindRunCatalog
 )
 
+// placeholderSchema stands for a tool's schemas inside the SDK; the wire
+// carries the raw bytes (toolEntry.inRaw, outRaw).
+var placeholderSchema = &jsonschema.Schema{Type: "object"}
+
 type toolEntry struct {
+	inRaw  json.RawMessage
+	outRaw json.RawMessage
 	name   string
 	kind   toolKind
 	wf     *workflow // per-workflow run tools
@@ -78,11 +84,13 @@ type Server struct {
 	log    *slog.Logger
 	stderr io.Writer
 
-	cat   *catalog
-	tools map[string]*toolEntry
-	order []string
-	rank  map[string]int
-	mcp   *mcp.Server
+	cat     *catalog
+	tools   map[string]*toolEntry
+	order   []string
+	pending []pendingTool
+	rank    map[string]int
+	schemas map[string]cachedSchema
+	mcp     *mcp.Server
 
 	audit *auditLog
 	runs  *runManager
@@ -121,15 +129,27 @@ var (
 func (s *Server) buildMCP() {
 	s.tools = map[string]*toolEntry{}
 	s.rank = map[string]int{}
+	s.pending = nil
+	s.registerTools()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "openadapt-agent", Title: "OpenAdapt Agent", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(s.stderr),
-		PageSize:     10000,
+		PageSize:     s.pageSize(),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}},
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.CacheScope = "private"
 		},
 	})
+	for _, p := range s.pending {
+		e := p.entry
+		s.mcp.AddTool(p.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return s.dispatch(ctx, e, req), nil
+		})
+	}
+}
+
+// registerTools builds the tool list in the order of §4.2.
+func (s *Server) registerTools() {
 	export := s.opts.AllowProtectedExport
 	catalogMode := s.opts.ToolMode == "catalog"
 	if catalogMode {
@@ -200,25 +220,82 @@ func (s *Server) addTool(name, title string, kind toolKind, w *workflow, desc st
 	if _, dup := s.tools[name]; dup {
 		panic("serve: duplicate tool " + name)
 	}
-	out := outputSchema(success)
+	out, resolved := s.schemaFor(success)
+	// The SDK re-marshals raw schemas at AddTool (0.5 ms per run tool, most
+	// of a 1,000-bundle start), but only type-checks a *jsonschema.Schema.
+	// So tools are registered with a placeholder and the tools/list
+	// middleware puts the exact raw bytes on the wire (§3.1).
 	t := &mcp.Tool{
 		Name:         name,
 		Title:        title,
 		Description:  desc,
-		InputSchema:  input,
-		OutputSchema: out,
+		InputSchema:  placeholderSchema,
+		OutputSchema: placeholderSchema,
 		Annotations:  ann,
 	}
 	if write {
 		t.Meta = mcp.Meta{"requires_seal": true}
 	}
-	e := &toolEntry{name: name, kind: kind, wf: w, input: resolveSchema(input), output: resolveSchema(out)}
+	e := &toolEntry{name: name, kind: kind, wf: w, output: resolved, inRaw: input, outRaw: out}
+	if kind != kindRunPerWorkflow && kind != kindRunCatalog {
+		// Run arguments are validated by validateRunArgs (§5.6 order).
+		e.input = resolveSchema(input)
+	}
 	s.tools[name] = e
 	s.rank[name] = len(s.order)
 	s.order = append(s.order, name)
-	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.dispatch(ctx, e, req), nil
-	})
+	s.pending = append(s.pending, pendingTool{t, e})
+}
+
+type pendingTool struct {
+	tool  *mcp.Tool
+	entry *toolEntry
+}
+
+// maxListBytes keeps every tools/list page under the 4 MiB frame bound
+// (§12) with room for the envelope.
+const maxListBytes = 3_800_000
+
+// pageSize is the tools/list page size: everything in one page when it fits
+// in a frame (§2: at least 5000), else as many of the largest tool as fit.
+// The read tools sort before the run tools, so the first page always holds
+// them in registration order, and later pages hold run tools by id.
+func (s *Server) pageSize() int {
+	total, largest := 0, 0
+	for _, p := range s.pending {
+		// An upper bound of the tool's JSON size: raw schema bytes, the
+		// escaped strings, and the fixed keys and annotations.
+		t := p.tool
+		strs, _ := json.Marshal([]string{t.Name, t.Title, t.Description})
+		n := len(p.entry.inRaw) + len(p.entry.outRaw) + len(strs) + 400
+		total += n
+		largest = max(largest, n)
+	}
+	if total <= maxListBytes || largest == 0 {
+		return 10000
+	}
+	return max(5, maxListBytes/largest)
+}
+
+// schemaFor returns the outputSchema bytes and their resolved form for a
+// success schema, shared between tools: every run tool has the same R, so a
+// server with 1,000 run tools resolves it once.
+func (s *Server) schemaFor(success string) (json.RawMessage, *jsonschema.Resolved) {
+	if c, ok := s.schemas[success]; ok {
+		return c.raw, c.resolved
+	}
+	raw := outputSchema(success)
+	c := cachedSchema{raw: raw, resolved: resolveSchema(raw)}
+	if s.schemas == nil {
+		s.schemas = map[string]cachedSchema{}
+	}
+	s.schemas[success] = c
+	return c.raw, c.resolved
+}
+
+type cachedSchema struct {
+	raw      json.RawMessage
+	resolved *jsonschema.Resolved
 }
 
 // sdkLogger is the go-sdk's logger: stderr, WARN and above, with every
@@ -254,7 +331,16 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// §4.2 is the contract, so restore it.
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				slices.SortStableFunc(lr.Tools, func(a, b *mcp.Tool) int { return s.rank[a.Name] - s.rank[b.Name] })
+				tools := make([]*mcp.Tool, len(lr.Tools))
+				for i, t := range lr.Tools {
+					c := *t
+					if e := s.tools[t.Name]; e != nil {
+						c.InputSchema, c.OutputSchema = e.inRaw, e.outRaw
+					}
+					tools[i] = &c
+				}
+				slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return s.rank[a.Name] - s.rank[b.Name] })
+				lr.Tools = tools
 			}
 			return res, err
 		}

@@ -1,0 +1,238 @@
+// Command servebench times `openadapt-agent serve` as a whole process over
+// real stdio (BENCHMARKS.md, area serve):
+//
+//   - start: process start to the tools/list reply, cold (no digest cache)
+//     and warm (the second start, with the cache the first one wrote), and
+//     the peak RSS (VmHWM) of each server;
+//   - read: get_workflow round trips in one session (p50, p90);
+//   - run: run-tool round trips against an instant fake Flow, minus the
+//     same fake Flow executed directly (p50 overhead).
+//
+// Usage:
+//
+//	go run ./bench/servebench -bin BIN -flow FAKEFLOW -bundles DIR [-starts 7] [-reads 1000] [-runs 200]
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "", "openadapt-agent binary")
+	flow := flag.String("flow", "", "fake openadapt-flow binary")
+	bundles := flag.String("bundles", "", "bundles root")
+	reports := flag.String("reports", "testdata/flow/reports", "fake Flow reports dir")
+	starts := flag.Int("starts", 7, "timed starts per kind")
+	reads := flag.Int("reads", 1000, "read round trips")
+	runs := flag.Int("runs", 200, "run round trips")
+	mode := flag.String("mode", "per-workflow", "read-only (no --allow-run), per-workflow or catalog")
+	flag.Parse()
+	if *bin == "" || *flow == "" || *bundles == "" {
+		fmt.Fprintln(os.Stderr, "servebench: -bin, -flow and -bundles are required")
+		os.Exit(2)
+	}
+	tmp, err := os.MkdirTemp("", "servebench")
+	check(err)
+	defer os.RemoveAll(tmp)
+	reportsAbs, _ := filepath.Abs(*reports)
+	env := []string{
+		"PATH=" + filepath.Dir(*flow) + ":" + os.Getenv("PATH"),
+		"HOME=" + tmp,
+		"OPENADAPT_FAKE_FLOW_REPORTS_DIR=" + reportsAbs,
+		"OPENADAPT_FAKE_FLOW_REPORT=legacy-success",
+	}
+	runsDir := filepath.Join(tmp, "runs")
+	args := []string{"serve", "--bundles", *bundles, "--runs-dir", runsDir, "--flow-cli", *flow, "--audit-log", "off"}
+	switch *mode {
+	case "read-only":
+	case "per-workflow":
+		args = append(args, "--allow-run")
+	case "catalog":
+		args = append(args, "--allow-run", "--tool-mode", "catalog")
+	default:
+		check(fmt.Errorf("unknown -mode %q", *mode))
+	}
+	fmt.Printf("mode %s, %d starts of each kind\n", *mode, *starts)
+	cache := filepath.Join(runsDir, ".openadapt-agent", "digest-cache.json")
+
+	var cold, warm []time.Duration
+	var coldRSS, warmRSS []int
+	for i := 0; i < *starts; i++ {
+		os.Remove(cache)
+		d, rss, _ := startOnce(*bin, args, env, nil)
+		cold = append(cold, d)
+		coldRSS = append(coldRSS, rss)
+		d, rss, _ = startOnce(*bin, args, env, nil)
+		warm = append(warm, d)
+		warmRSS = append(warmRSS, rss)
+	}
+	fmt.Printf("start→tools/list cold: median %v (min %v max %v), peak RSS median %d KiB\n", median(cold), slices.Min(cold), slices.Max(cold), medianInt(coldRSS))
+	fmt.Printf("start→tools/list warm: median %v (min %v max %v), peak RSS median %d KiB\n", median(warm), slices.Min(warm), slices.Max(warm), medianInt(warmRSS))
+
+	if *mode != "per-workflow" && *mode != "catalog" || *reads+*runs == 0 {
+		return
+	}
+	var readTimes, runTimes []time.Duration
+	var sessionRSS int
+	_, sessionRSS, _ = startOnce(*bin, args, env, func(c *client, tools []string) {
+		var wf, run string
+		for _, t := range tools {
+			if strings.HasPrefix(t, "run_workflow_") && run == "" {
+				run = t
+				wf = strings.TrimPrefix(t, "run_")
+			}
+		}
+		runArgs := func() string { return fmt.Sprintf(`{"name":%q,"arguments":{"note":"bench"}}`, run) }
+		if *mode == "catalog" {
+			res := c.call("tools/call", `{"name":"search_workflows","arguments":{"limit":1,"available_only":true}}`)
+			i := strings.Index(res, `workflow_`)
+			wf = res[i : i+len("workflow_")+24]
+			run = "run_workflow"
+			runArgs = func() string {
+				return fmt.Sprintf(`{"name":"run_workflow","arguments":{"workflow_id":%q,"params":{"note":"bench"}}}`, wf)
+			}
+		}
+		if run == "" {
+			fmt.Fprintln(os.Stderr, "servebench: no run tool in", len(tools), "tools")
+			os.Exit(1)
+		}
+		for i := 0; i < *reads; i++ {
+			t0 := time.Now()
+			c.call("tools/call", fmt.Sprintf(`{"name":"get_workflow","arguments":{"workflow":%q}}`, wf))
+			readTimes = append(readTimes, time.Since(t0))
+		}
+		for i := 0; i < *runs; i++ {
+			t0 := time.Now()
+			res := c.call("tools/call", runArgs())
+			runTimes = append(runTimes, time.Since(t0))
+			if !strings.Contains(res, `\"status\": \"success\"`) && !strings.Contains(res, `"status":"success"`) {
+				fmt.Fprintln(os.Stderr, "servebench: run did not succeed:", res[:min(len(res), 400)])
+				os.Exit(1)
+			}
+		}
+	})
+	// The same fake Flow, executed directly with a run's argv shape.
+	var direct []time.Duration
+	for i := 0; i < *runs; i++ {
+		rd := filepath.Join(tmp, "direct", strconv.Itoa(i))
+		pf := filepath.Join(tmp, "params.json")
+		os.WriteFile(pf, []byte(`{}`), 0o600)
+		cmd := exec.Command(*flow, "run", *bundles, "--run-dir", rd, "--params-file", pf)
+		cmd.Env = env
+		t0 := time.Now()
+		check(cmd.Run())
+		direct = append(direct, time.Since(t0))
+	}
+	fmt.Printf("read round trip (get_workflow): p50 %v p90 %v over %d\n", median(readTimes), pct(readTimes, 90), len(readTimes))
+	fmt.Printf("run round trip: p50 %v p90 %v; direct fake Flow: p50 %v; overhead p50 %v over %d\n", median(runTimes), pct(runTimes, 90), median(direct), median(runTimes)-median(direct), len(runTimes))
+	fmt.Printf("session peak RSS: %d KiB\n", sessionRSS)
+}
+
+type client struct {
+	in  io.Writer
+	out *bufio.Reader
+	id  int
+}
+
+func (c *client) send(s string) {
+	_, err := io.WriteString(c.in, s+"\n")
+	check(err)
+}
+
+// call sends a request and returns its reply line, skipping notifications.
+func (c *client) call(method, params string) string {
+	c.id++
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.id, method, params))
+	want := fmt.Sprintf(`"id":%d,`, c.id)
+	for {
+		line, err := c.out.ReadString('\n')
+		check(err)
+		if strings.Contains(line, want) {
+			return line
+		}
+	}
+}
+
+// startOnce starts the server, times start→tools/list reply, runs fn in the
+// session when given, reads the peak RSS and closes stdin.
+func startOnce(bin string, args, env []string, fn func(*client, []string)) (time.Duration, int, []string) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	check(err)
+	stdout, err := cmd.StdoutPipe()
+	check(err)
+	cmd.Stderr = io.Discard
+	t0 := time.Now()
+	check(cmd.Start())
+	c := &client{in: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
+	c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	reply := c.call("tools/list", `{}`)
+	d := time.Since(t0)
+	var res struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	check(json.Unmarshal([]byte(reply), &res))
+	var names []string
+	for _, t := range res.Result.Tools {
+		names = append(names, t.Name)
+	}
+	if fn != nil {
+		fn(c, names)
+	}
+	rss := peakRSS(cmd.Process.Pid)
+	stdin.Close()
+	check(cmd.Wait())
+	return d, rss, names
+}
+
+func peakRSS(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	return -1
+}
+
+func median(d []time.Duration) time.Duration { return pct(d, 50) }
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+func medianInt(v []int) int {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "servebench:", err)
+		os.Exit(1)
+	}
+}

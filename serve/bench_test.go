@@ -1,0 +1,59 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkNew is server construction (validation, discovery of the bundles
+// under SERVE_BENCH_BUNDLES, e.g. `go run ./bench/genbundles -out DIR`,
+// and tool registration). Skipped without the variable.
+func BenchmarkNew(b *testing.B) {
+	dir := os.Getenv("SERVE_BENCH_BUNDLES")
+	if dir == "" {
+		b.Skip("SERVE_BENCH_BUNDLES not set")
+	}
+	runs := filepath.Join(b.TempDir(), "runs")
+	for b.Loop() {
+		s, err := New(Options{Bundles: dir, RunsDir: runs, Timeout: 600, RunWait: 40, AllowRun: true, AuditLog: "off", Environ: []string{}}, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// BenchmarkReadRoundTrip is one get_workflow call through the go-sdk client
+// and server over in-memory transports.
+func BenchmarkReadRoundTrip(b *testing.B) {
+	root := b.TempDir()
+	writeBundle(b, filepath.Join(root, "bundles", "demo"), testBundle{name: "Demo", params: map[string]string{"note": "x"}, intents: []string{"a", "b"}, salt: "bench"})
+	s, err := New(Options{Bundles: filepath.Join(root, "bundles"), RunsDir: filepath.Join(root, "runs"), Timeout: 600, RunWait: 40, AuditLog: "off", Environ: []string{}}, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := s.MCPServer().Connect(ctx, st, nil); err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	id := s.cat.workflows[0].id
+	args := map[string]any{"workflow": id}
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_workflow", Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
