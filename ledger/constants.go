@@ -99,7 +99,6 @@ var targetContracts = map[string]targetContract{
 }
 
 var (
-	reDigest    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	reKind      = regexp.MustCompile(`^[a-z][a-z0-9-]{1,95}$`)
 	reHex40     = regexp.MustCompile(`^[0-9a-f]{40}$`)
 	reTimestamp = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`)

@@ -2,9 +2,14 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func seedFiles(f *testing.F, dir string) {
@@ -78,6 +83,44 @@ func FuzzParseReference(f *testing.F) {
 					probe(r)
 				}
 			}
+		}
+	})
+}
+
+// FuzzParseJSON compares the strict parser with encoding/json: whatever the
+// strict parser accepts, encoding/json accepts with the same canonical form;
+// the strict parser may additionally refuse duplicate keys, invalid UTF-8
+// and lone surrogates, nothing else.
+func FuzzParseJSON(f *testing.F) {
+	seedFiles(f, filepath.Join("..", "testdata", "ledger", "extra"))
+	for _, s := range []string{`{"a":[1,-0,1e5,"\ud83d\ude00"]}`, `{"a":1,"a":2}`, `"\ud800"`, "\"\xff\"", `[]`, ` null `, `{"a":"\u0000"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		ours, errOurs := parseJSON(raw)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var theirs any
+		errTheirs := dec.Decode(&theirs)
+		if errTheirs == nil {
+			if _, err := dec.Token(); err != io.EOF {
+				errTheirs = errors.New("trailing data")
+			}
+		}
+		if errOurs == nil {
+			if errTheirs != nil {
+				t.Fatalf("strict parser accepted what encoding/json refuses: %v", errTheirs)
+			}
+			a, err1 := canonical(ours)
+			b, err2 := canonical(theirs)
+			if (err1 == nil) != (err2 == nil) || !bytes.Equal(a, b) {
+				t.Fatalf("trees differ:\n%s\n%s", a, b)
+			}
+			return
+		}
+		if errTheirs == nil && utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u`)) && !strings.Contains(errOurs.Error(), "duplicate key") &&
+			!strings.Contains(errOurs.Error(), "nesting too deep") {
+			t.Fatalf("strict parser refused valid json: %v", errOurs)
 		}
 	})
 }

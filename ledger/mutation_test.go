@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -583,8 +582,6 @@ func TestMutations(t *testing.T) {
 		})
 	}
 }
-
-var _ = os.ReadFile
 
 // TestKMSProfile: an evidence root signed with the AWS-KMS P-256 profile
 // verifies through the sigstore DSSE adapter (sha256(PAE), DER, low S), and

@@ -8,7 +8,6 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -268,5 +267,3 @@ func VerifyArtifact(ctx context.Context, art Artifact, o SigstoreOptions) (*Keyl
 	}
 	return res, nil
 }
-
-var _ = errors.New

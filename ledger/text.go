@@ -132,12 +132,10 @@ func (r *Result) resultLine() string {
 	switch {
 	case r.Integrity == IntegrityFailed:
 		t, w, ds := r.failedCounts()
-		var docs []string
 		for _, d := range r.Documents {
 			if d.Status == IntegrityFailed && d.Detail != nil && !contains(ds, *d.Detail) {
 				ds = append(ds, *d.Detail)
 			}
-			_ = docs
 		}
 		if r.Keyless != nil && !r.Keyless.Verified && !contains(ds, "keyless_verification_failed") {
 			ds = append(ds, "keyless_verification_failed")
@@ -276,7 +274,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			t, w := r.incompleteCounts()
 			res = fmt.Sprintf("verified; evidence incomplete: %s, %s", plural(t, "target", "targets"), plural(w, "workflow row", "workflow rows"))
 		case IntegrityFailed:
-			res = strings.TrimSuffix(r.resultLine(), "")
+			res = r.resultLine()
 		}
 		fmt.Fprintf(b, "%s%s\n", label("LEDGER"), res)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"time"
@@ -909,5 +908,3 @@ func sortedTargets() []string {
 	sort.Strings(t)
 	return t
 }
-
-var _ = path.Join
