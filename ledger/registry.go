@@ -234,6 +234,9 @@ func parseRegistry(raw []byte) (*registry, string) {
 		}
 		r.history = append(r.history, p)
 	}
+	if doc["signer_registry"] == nil && len(r.history) > 0 {
+		return nil, "registry_signer_history_invalid"
+	}
 	if doc["signer_registry"] != nil {
 		p, ok := parsePointer(doc["signer_registry"])
 		if !ok || len(r.history) == 0 || !jsonEqual(p.raw, r.history[len(r.history)-1].raw) {
