@@ -259,9 +259,13 @@ func TestDistManifestReadOnly(t *testing.T) {
 		t.Errorf("env = %v, want OPENADAPT_BUNDLE_KEY from user_config.bundle_key", env)
 	}
 	// mcpb leaves "${user_config.x}" unreplaced when x has no value and no
-	// default, so every optional setting needs a default.
+	// default, so every optional setting needs a default. A default is
+	// substituted as is: "${HOME}/x" would reach serve unexpanded.
 	for name, o := range userConfig {
 		opt := o.(map[string]any)
+		if d, ok := opt["default"].(string); ok && strings.Contains(d, "${") {
+			t.Errorf("user_config.%s default %q holds a variable that mcpb does not expand there", name, d)
+		}
 		if opt["required"] != true {
 			if _, ok := opt["default"]; !ok {
 				t.Errorf("user_config.%s is optional but has no default", name)
