@@ -23,22 +23,30 @@ echo "tree: $bytes bytes, $(find "$work/pack-bench" -type f | wc -l) files; $(np
 
 ours() { "$work/openadapt-agent" skill pack "$work/pack-bench" -o "$work/ours.tar.zst" >/dev/null 2>&1; }
 theirs() { tar -C "$work" -cf - pack-bench | zstd -3 -q -f -o "$work/theirs.tar.zst"; }
-secs() { local s e; s=$(date +%s.%N); "$@"; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
+# timed CMD... prints "wall cpu" (cpu = user + sys, children included).
+timed() {
+  /usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>&1
+  awk '{printf "%s %.2f\n", $1, $2 + $3}' "$work/time"
+}
+export -f ours theirs
+export work
 
 # Warm up: page cache and binaries.
 ours; theirs
-a=() b=()
+a=() b=() ca=() cb=()
 for i in $(seq "$runs"); do
-  ta=$(secs ours); tb=$(secs theirs)
-  a+=("$ta") b+=("$tb")
-  printf 'run %d: skill pack %.3fs   tar|zstd -3 %.3fs\n' "$i" "$ta" "$tb"
+  read -r ta cta < <(timed bash -c ours)
+  read -r tb ctb < <(timed bash -c theirs)
+  a+=("$ta") b+=("$tb") ca+=("$cta") cb+=("$ctb")
+  printf 'run %d: skill pack %.2fs (cpu %.2fs)   tar|zstd -3 %.2fs (cpu %.2fs)\n' "$i" "$ta" "$cta" "$tb" "$ctb"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 ma=$(median "${a[@]}") mb_=$(median "${b[@]}")
-printf 'median: skill pack %.3fs (%.0f MB/s, %s bytes out)   tar|zstd -3 %.3fs (%.0f MB/s, %s bytes out)\n' \
+printf 'median wall: skill pack %.2fs (%.0f MB/s, %s bytes out)   tar|zstd -3 %.2fs (%.0f MB/s, %s bytes out)\n' \
   "$ma" "$(echo "$bytes / $ma / 1000000" | bc -l)" "$(stat -c %s "$work/ours.tar.zst")" \
   "$mb_" "$(echo "$bytes / $mb_ / 1000000" | bc -l)" "$(stat -c %s "$work/theirs.tar.zst")"
-printf 'throughput ratio (skill pack / tar|zstd): %.2f (target >= 0.80)\n' "$(echo "$mb_ / $ma" | bc -l)"
+printf 'median cpu:  skill pack %.2fs   tar|zstd -3 %.2fs\n' "$(median "${ca[@]}")" "$(median "${cb[@]}")"
+printf 'throughput ratio (skill pack / tar|zstd, median wall): %.2f (target >= 0.80)\n' "$(echo "$mb_ / $ma" | bc -l)"
 
 cp "$work/ours.tar.zst" "$work/first.tar.zst"
 ours
