@@ -655,7 +655,7 @@ func (r *run) resolveInline(v any) (*object, string) {
 	if disk, err := readFS(r.root, e.Path); err == nil && string(disk) != string(raw) {
 		return nil, "object_digest_mismatch"
 	}
-	return &object{entry: e, raw: raw, doc: m}, ""
+	return &object{entry: e, raw: raw, doc: m, canonical: true}, ""
 }
 
 // evalTargetProjection is spec §12.1 for a target projection.
