@@ -8,7 +8,9 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +92,16 @@ func ArtifactDigest(algorithm, hexDigest string) (Artifact, error) {
 	return Artifact{algorithm: algorithm, digest: d}, nil
 }
 
+// readNoPath reads a file; its error omits the path.
+func readNoPath(p string) ([]byte, error) {
+	b, err := os.ReadFile(p)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, pe.Err
+	}
+	return b, err
+}
+
 // KeylessResult records a Sigstore bundle check (spec §16.3). It is the
 // `keyless` member of the verification JSON.
 type KeylessResult struct {
@@ -131,13 +143,24 @@ func VerifyArtifact(ctx context.Context, art Artifact, o SigstoreOptions) (*Keyl
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := sgbundle.LoadJSONFromPath(o.BundlePath)
+	// Read the files here (not with LoadJSONFromPath / NewTrustedRootFromPath)
+	// so that error texts name only the file, never its full path. The
+	// parse is the same: UnmarshalJSON refuses bundles v0.4 and later.
+	bj, err := readNoPath(o.BundlePath)
 	if err != nil {
+		return nil, fmt.Errorf("%w: reading bundle %s: %v", ErrSigstoreInput, filepath.Base(o.BundlePath), err)
+	}
+	b := &sgbundle.Bundle{}
+	if err := b.UnmarshalJSON(bj); err != nil {
 		return nil, fmt.Errorf("%w: loading bundle %s: %v", ErrSigstoreInput, filepath.Base(o.BundlePath), err)
 	}
 	var tr *root.TrustedRoot
 	if o.TrustedRootPath != "" {
-		if tr, err = root.NewTrustedRootFromPath(o.TrustedRootPath); err != nil {
+		rj, err := readNoPath(o.TrustedRootPath)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading trusted root %s: %v", ErrSigstoreInput, filepath.Base(o.TrustedRootPath), err)
+		}
+		if tr, err = root.NewTrustedRootFromJSON(rj); err != nil {
 			return nil, fmt.Errorf("%w: loading trusted root %s: %v", ErrSigstoreInput, filepath.Base(o.TrustedRootPath), err)
 		}
 	}
