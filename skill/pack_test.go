@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -214,7 +213,7 @@ func TestPackRefusals(t *testing.T) {
 	}{
 		{"symlink", func(t *testing.T, dir string) { os.Symlink("SKILL.md", filepath.Join(dir, "link")) }, ErrUnsafeArchive, "symlink"},
 		{"fifo", func(t *testing.T, dir string) {
-			if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+			if err := mkfifo(filepath.Join(dir, "pipe")); err != nil {
 				t.Skip(err)
 			}
 		}, ErrUnsafeArchive, "FIFO"},

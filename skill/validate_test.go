@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -151,7 +150,7 @@ func TestValidateLayout(t *testing.T) {
 	})
 	t.Run("fifo", func(t *testing.T) {
 		p := writeSkill(t, "demo", "---\nname: demo\ndescription: d\n---\n")
-		if err := syscall.Mkfifo(filepath.Join(p, "pipe"), 0o644); err != nil {
+		if err := mkfifo(filepath.Join(p, "pipe")); err != nil {
 			t.Skip(err)
 		}
 		rep, _ := Validate(p)
