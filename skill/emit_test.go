@@ -432,3 +432,23 @@ func FuzzFrontmatterRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// A Flow that writes no folder (or exits without output) is an unexpected
+// layout; nothing is left in out.
+func TestEmitFlowNoOutput(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "flow.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	_, err := Emit(context.Background(), EmitOptions{
+		Bundle: filepath.Join(flowVectors, "plain/encounter-loop"), OutDir: out, Flow: []string{"/bin/sh", script},
+		Environ: []string{"PATH=/usr/bin:/bin"}, AgentVersion: testVersion,
+	})
+	if !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "unexpected Flow output layout") {
+		t.Fatalf("err = %v", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("out holds %d entries", len(entries))
+	}
+}

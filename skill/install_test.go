@@ -309,3 +309,28 @@ func TestInstallUsage(t *testing.T) {
 		t.Errorf("warnings: %v", e.warns)
 	}
 }
+
+// Our own skill with the same workflow id but a different tree (an older
+// emit) is replaced without --force.
+func TestInstallReplacesSameWorkflow(t *testing.T) {
+	e := newInstallEnv(t)
+	src := emitted(t)
+	if _, err := Install(e.opts(src, "codex")); err != nil {
+		t.Fatal(err)
+	}
+	canon := filepath.Join(e.proj, ".agents", "skills", "mockmed-triage")
+	os.WriteFile(filepath.Join(canon, "notes.txt"), []byte("older emit"), 0o644)
+	res, err := Install(e.opts(src, "codex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CanonicalKind != KindCopy {
+		t.Errorf("kind %s, want copy", res.CanonicalKind)
+	}
+	if _, err := os.Stat(filepath.Join(canon, "notes.txt")); err == nil {
+		t.Error("the older tree was not replaced")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(canon)); len(entries) != 1 {
+		t.Errorf("skills dir holds %d entries, want 1 (no stage left behind)", len(entries))
+	}
+}
