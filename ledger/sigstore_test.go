@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"os"
@@ -190,5 +191,29 @@ func TestVerifyArtifactByKey(t *testing.T) {
 	o.InsecureIgnoreTlog = true
 	if _, err := VerifyArtifact(ctx, ArtifactBytes(artifact), o); !errors.Is(err, ErrSigstoreVerification) {
 		t.Fatalf("other key: want a verification failure, got %v", err)
+	}
+}
+
+// TestVerifyArtifactKeylessBlob: a keyless message-signature bundle (what
+// cosign sign-blob produces) from the in-memory CA.
+func TestVerifyArtifactKeylessBlob(t *testing.T) {
+	artifact := []byte("a ledger file\n")
+	bp, rp, err := lg.VirtualSigstoreBlobFiles(artifact, t.TempDir(), testSAN, testIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := SigstoreOptions{BundlePath: bp, TrustedRootPath: rp, CertificateIdentity: testSAN,
+		CertificateOIDCIssuer: testIssuer, InsecureIgnoreSCT: true}
+	res, err := VerifyArtifact(context.Background(), ArtifactBytes(artifact), o)
+	if err != nil || !res.Verified || res.Signer == nil || len(res.Timestamps) < 2 {
+		t.Fatalf("blob bundle: %+v %v", res, err)
+	}
+	sum := sha256.Sum256(artifact)
+	art, _ := ArtifactDigest("sha256", hex.EncodeToString(sum[:]))
+	if _, err := VerifyArtifact(context.Background(), art, o); err != nil {
+		t.Fatalf("by digest: %v", err)
+	}
+	if _, err := VerifyArtifact(context.Background(), ArtifactBytes([]byte("another file\n")), o); !errors.Is(err, ErrSigstoreVerification) {
+		t.Fatalf("other bytes: %v", err)
 	}
 }

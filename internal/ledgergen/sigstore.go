@@ -86,6 +86,74 @@ func VirtualSigstoreFiles(artifact []byte, dir, san, issuer string) (bundlePath,
 			Payload: payload, PayloadType: env.PayloadType, Signatures: sigs,
 		}},
 	}
+	return writeVirtual(vs, pb, dir)
+}
+
+// VirtualSigstoreBlobFiles is VirtualSigstoreFiles for a plain message
+// signature over the artifact (what `cosign sign-blob` produces): a
+// hashedrekord Rekor v1 entry with inclusion proof and promise, an RFC 3161
+// timestamp and a Fulcio certificate without SCT.
+func VirtualSigstoreBlobFiles(artifact []byte, dir, san, issuer string) (bundlePath, rootPath string, err error) {
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		return "", "", err
+	}
+	ent, err := vs.SignAtTime(san, issuer, artifact, time.Now().Add(5*time.Minute))
+	if err != nil {
+		return "", "", err
+	}
+	vc, _ := ent.VerificationContent()
+	sc, _ := ent.SignatureContent()
+	tss, _ := ent.Timestamps()
+	entries, _ := ent.TlogEntries()
+	ms := sc.MessageSignatureContent()
+	var tles []*protorekor.TransparencyLogEntry
+	for _, e := range entries {
+		tle := e.TransparencyLogEntry()
+		tle.KindVersion = &protorekor.KindVersion{Kind: "hashedrekord", Version: "0.0.1"}
+		proof, err := vs.GetInclusionProof(tle.CanonicalizedBody)
+		if err != nil {
+			return "", "", err
+		}
+		rootHash, _ := hex.DecodeString(*proof.RootHash)
+		var hashes [][]byte
+		for _, h := range proof.Hashes {
+			b, _ := hex.DecodeString(h)
+			hashes = append(hashes, b)
+		}
+		tle.LogIndex = *proof.LogIndex
+		tle.InclusionProof = &protorekor.InclusionProof{LogIndex: *proof.LogIndex, RootHash: rootHash, TreeSize: *proof.TreeSize,
+			Hashes: hashes, Checkpoint: &protorekor.Checkpoint{Envelope: *proof.Checkpoint}}
+		logID, _ := vs.RekorLogID()
+		set, err := vs.RekorSignPayload(tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.CanonicalizedBody),
+			IntegratedTime: tle.IntegratedTime, LogIndex: tle.LogIndex, LogID: logID})
+		if err != nil {
+			return "", "", err
+		}
+		tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
+		tles = append(tles, tle)
+	}
+	var rfc []*protocommon.RFC3161SignedTimestamp
+	for _, ts := range tss {
+		rfc = append(rfc, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: ts})
+	}
+	pb := &protobundle.Bundle{
+		MediaType: "application/vnd.dev.sigstore.bundle.v0.3+json",
+		VerificationMaterial: &protobundle.VerificationMaterial{
+			Content:                   &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
+			TlogEntries:               tles,
+			TimestampVerificationData: &protobundle.TimestampVerificationData{Rfc3161Timestamps: rfc},
+		},
+		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
+			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: ms.Digest()},
+			Signature:     ms.Signature(),
+		}},
+	}
+	return writeVirtual(vs, pb, dir)
+}
+
+// writeVirtual writes the bundle and the in-memory CA's trusted root.
+func writeVirtual(vs *ca.VirtualSigstore, pb *protobundle.Bundle, dir string) (bundlePath, rootPath string, err error) {
 	bj, err := (&sgbundle.Bundle{Bundle: pb}).MarshalJSON()
 	if err != nil {
 		return "", "", err
