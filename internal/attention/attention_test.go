@@ -343,6 +343,12 @@ func TestFixtureRuns(t *testing.T) {
 			CreatedAt: str("2026-01-02T03:04:05+00:00"), Category: "human_required", HumanRequired: true, Status: "pending", DurablyPaused: true}},
 		{"mfa inside a word is no marker", map[string]string{"report.json": success, "pending_escalation.json": `{"status":"pending","reason":"see mfa2 and xmfa"}`}, &Item{
 			CreatedAt: str("2026-01-02T03:04:05+00:00"), Category: "operator_review", Status: "pending", DurablyPaused: true}},
+		{"category not a string counts as empty", map[string]string{"report.json": success, "pending_escalation.json": `{"status":"pending","category":7,"reason":"Press and hold the button"}`}, &Item{
+			CreatedAt: str("2026-01-02T03:04:05+00:00"), Category: "human_required", HumanRequired: true, Status: "pending", DurablyPaused: true}},
+		{"unknown category with marker stays operator_review", map[string]string{"report.json": success, "pending_escalation.json": `{"status":"pending","category":"business_decision","reason":"captcha"}`}, &Item{
+			CreatedAt: str("2026-01-02T03:04:05+00:00"), Category: "operator_review", Status: "pending", DurablyPaused: true}},
+		{"mfa token after a non-ASCII letter", map[string]string{"report.json": success, "pending_escalation.json": `{"status":"pending","reason":"émfa"}`}, &Item{
+			CreatedAt: str("2026-01-02T03:04:05+00:00"), Category: "human_required", HumanRequired: true, Status: "pending", DurablyPaused: true}},
 		{"needs review without pause", map[string]string{"report.json": `{"success":false,"execution_outcome":"FAILED","execution_profile":"standard","halt":{"reason":"captcha"},"results":[]}`}, &Item{
 			Category: "operator_review", Status: "failed"}},
 		{"invalid report without pause", map[string]string{"report.json": `{"success":true,"execution_outcome":"HALTED","halt":{}}`}, nil},

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
@@ -111,16 +110,16 @@ func (s *scanner) project(rel string) (Item, bool) {
 	case needsReview && pause == nil:
 		it.Category = "operator_review"
 	default:
-		raw, rawOK := "", true
+		// A category that is not a string counts as "" (Flow:
+		// `raw if isinstance(raw, str) else ""`).
+		raw := ""
 		if pause != nil {
-			if v, present := pause["category"]; present && !isNull(v) {
-				raw, rawOK = str(v)
-			}
+			raw, _ = str(pause["category"])
 		}
 		switch {
-		case rawOK && knownCategories[raw]:
+		case knownCategories[raw]:
 			it.Category = raw
-		case rawOK && challengeCategories[raw] && (facts.haltMarked || pauseMarked(pause)):
+		case challengeCategories[raw] && (facts.haltMarked || pauseMarked(pause)):
 			it.Category = "human_required"
 		default:
 			it.Category = "operator_review"
@@ -250,7 +249,8 @@ func lastRune(s string) rune {
 	return r[len(r)-1]
 }
 
-func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+// isAlnum is Flow's token boundary class [a-z0-9] (on lowercased text).
+func isAlnum(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') }
 
 // artifactIDs picks the last failing result (not ok, not skipped, not
 // exception_handled), preferring one other than the synthetic <terminal>,
