@@ -77,8 +77,8 @@ var regularKinds = func() map[string][2]string {
 	return m
 }()
 
-// Targets is the list of the seven OpenAdapt products, in output order.
-var Targets = []string{"agent", "capture", "cloud", "desktop", "docs", "flow", "openadapt"}
+// targetNames is the list of the seven OpenAdapt products, in output order.
+var targetNames = []string{"agent", "capture", "cloud", "desktop", "docs", "flow", "openadapt"}
 
 type targetContract struct {
 	claimScope   string
@@ -136,3 +136,7 @@ func kindContract(kind string) (schema, media string, bundle, ok bool) {
 	}
 	return "", "", false, false
 }
+
+// TargetNames returns the seven OpenAdapt products (spec §14), in output
+// order.
+func TargetNames() []string { return append([]string(nil), targetNames...) }

@@ -190,7 +190,7 @@ func (r *run) assemble(src Source, docs []*document, pins []string) *Result {
 				}
 			}
 		}
-		for _, t := range Targets {
+		for _, t := range targetNames {
 			l, p := targets[t], tgtProj.targets[t]
 			if !pinOK || !sameTarget(l, p) {
 				targets[t] = &targetState{fail: mm("projection_disagrees"), adm: l.adm}
@@ -210,8 +210,8 @@ func (r *run) assemble(src Source, docs []*document, pins []string) *Result {
 			}
 			res.Targets = append(res.Targets, tr)
 		}
-		p := &ProductResult{Verdict: "not_production", ActiveTargets: active, ExpectedTargets: len(Targets)}
-		if active == len(Targets) {
+		p := &ProductResult{Verdict: "not_production", ActiveTargets: active, ExpectedTargets: len(targetNames)}
+		if active == len(targetNames) {
 			p.Verdict = "production"
 		}
 		res.Product = p

@@ -134,7 +134,7 @@ func WithRequireActive(targets ...string) Option {
 	return func(c *config) error {
 		for _, t := range targets {
 			if _, ok := targetContracts[t]; !ok {
-				return fmt.Errorf("%w: unknown target %q (want one of %v)", ErrOption, t, Targets)
+				return fmt.Errorf("%w: unknown target %q (want one of %v)", ErrOption, t, targetNames)
 			}
 			if !contains(c.requireActive, t) {
 				c.requireActive = append(c.requireActive, t)
@@ -432,7 +432,7 @@ type rowState struct {
 
 func allTargets(f *fail) map[string]*targetState {
 	m := map[string]*targetState{}
-	for _, t := range Targets {
+	for _, t := range targetNames {
 		m[t] = &targetState{fail: f}
 	}
 	return m
@@ -520,7 +520,7 @@ func (r *run) evalTargets(ctx context.Context, rows []releaseRow) map[string]*ta
 		by[row.adm.target] = append(by[row.adm.target], row)
 	}
 	out := map[string]*targetState{}
-	for _, t := range Targets {
+	for _, t := range targetNames {
 		out[t] = r.evalTarget(ctx, by[t])
 	}
 	return out
@@ -709,7 +709,7 @@ func (r *run) evalTargetProjection(ctx context.Context, d *document) map[string]
 		}
 		byID[id] = t
 	}
-	if len(byID) != len(Targets) || len(targets) != len(Targets) {
+	if len(byID) != len(targetNames) || len(targets) != len(targetNames) {
 		return malformed()
 	}
 	// The projection pins the registry bytes.
@@ -731,7 +731,7 @@ func (r *run) evalTargetProjection(ctx context.Context, d *document) map[string]
 	// every target unverifiable.
 	perTarget := map[string][]releaseRow{}
 	var projFail = map[string]*fail{}
-	for _, id := range Targets {
+	for _, id := range targetNames {
 		t := byID[id]
 		want, _ := asObj(static[id])
 		hist, okH := asList(t["admission_history"])
@@ -769,7 +769,7 @@ func (r *run) evalTargetProjection(ctx context.Context, d *document) map[string]
 			perTarget[id] = append(perTarget[id], releaseRow{obj: o, adm: a})
 		}
 	}
-	for _, id := range Targets {
+	for _, id := range targetNames {
 		st := r.evalTarget(ctx, perTarget[id])
 		if f := projFail[id]; f != nil {
 			st.fail = f
@@ -901,10 +901,10 @@ func (r *run) evalWorkflowRow(ctx context.Context, o *object, a *admission, copi
 	return r.lifecycle(o, a, s)
 }
 
-// sortedTargets is Targets (already alphabetical); kept as a function so
+// sortedTargets is targetNames (already alphabetical); kept as a function so
 // output order is explicit.
 func sortedTargets() []string {
-	t := append([]string{}, Targets...)
+	t := append([]string{}, targetNames...)
 	sort.Strings(t)
 	return t
 }
