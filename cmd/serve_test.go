@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -124,4 +125,35 @@ func TestServeStdoutPurity(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestServeOversizeFrame is §13.12 on the real binary: a 5 MiB request with
+// its id first gets a -32600 reply with that id, the preceding initialize
+// reply is not lost, and the process exits 1 with the documented stderr line.
+func TestServeOversizeFrame(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "bundles"), 0o755)
+	cmd := exec.Command("openadapt-agent", "serve", "--bundles", filepath.Join(root, "bundles"), "--runs-dir", filepath.Join(root, "runs"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root}
+	stdin, _ := cmd.StdinPipe()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"big","method":"tools/list","params":{"x":"`+strings.Repeat("a", 5<<20)+`"}}`+"\n")
+	stdin.Close()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, `"id":1,"result"`) || !strings.Contains(out, `{"jsonrpc":"2.0","id":"big","error":{"code":-32600,"message":"Request exceeds the 4 MiB frame limit."}}`) {
+		t.Fatalf("stdout: %.500s", out)
+	}
+	if !strings.Contains(stderr.String(), "serve: an inbound frame exceeded 4 MiB; session closed") {
+		t.Fatalf("stderr: %s", stderr.String())
+	}
 }

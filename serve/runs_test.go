@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -254,91 +253,6 @@ func TestClientCancelLeavesRunAlive(t *testing.T) {
 	}
 }
 
-// alive reports whether pid runs (a zombie, which a container's PID 1 may
-// never reap, counts as dead).
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil
-	}
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
-}
-
-// groupAlive reports whether any live (non-zombie) process is in group pgid.
-func groupAlive(pgid int) bool {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return syscall.Kill(-pgid, 0) == nil
-	}
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-		if len(f) > 3 && f[0] != "Z" && f[3] == fmt.Sprint(pgid) {
-			return true
-		}
-	}
-	return false
-}
-
-func TestShutdownInterruptsAndCleansUp(t *testing.T) {
-	e, o := runEnv(t)
-	o.RunWait = 1
-	s := start(t, o)
-	tool := s.runTool()
-	pidfile := filepath.Join(e.root, "pids")
-	o2 := o
-	_ = o2
-	r := s.call(tool, map[string]any{"note": "a", "scenario": "mode=hang-grandchild;report=legacy-success", "idempotency_key": "shutdown-key-0000001"})
-	if r["status"] != "running" {
-		t.Fatalf("%v", r)
-	}
-	runID := r["run_id"].(string)
-	rec := s.srv.state.readRecord(runID)
-	if rec == nil || rec.PGID == 0 {
-		t.Fatalf("record %+v", rec)
-	}
-	_ = pidfile
-	s.srv.Close()
-	got := s.srv.state.readRecord(runID)
-	if got.Phase != phaseTerminal || got.Outcome.Status != "interrupted" {
-		t.Fatalf("record after shutdown %+v", got)
-	}
-	if alive(rec.PID) {
-		time.Sleep(100 * time.Millisecond)
-		if alive(rec.PID) {
-			t.Fatal("Flow leader survived shutdown")
-		}
-	}
-	if groupAlive(rec.PGID) {
-		t.Fatal("process group survived shutdown")
-	}
-	ents, _ := os.ReadDir(filepath.Join(e.runsDir, ".openadapt-agent", "tmp"))
-	if len(ents) != 0 {
-		t.Fatalf("leftover temp files %v", ents)
-	}
-	// The next server reports interrupted, never success.
-	s2 := start(t, o)
-	rep := s2.call("get_run_report", map[string]any{"run_id": runID})
-	if rep["status"] != "interrupted" || !strings.Contains(rep["message"].(string), "interrupted") {
-		t.Fatalf("%v", rep)
-	}
-	replay := s2.call(tool, map[string]any{"note": "a", "scenario": "mode=hang-grandchild;report=legacy-success", "idempotency_key": "shutdown-key-0000001"})
-	if replay["status"] != "interrupted" || replay["replayed"] != true {
-		t.Fatalf("%v", replay)
-	}
-}
-
 func TestRestartReconcilesDeadOwner(t *testing.T) {
 	e, o := runEnv(t)
 	s := start(t, o)
@@ -429,31 +343,6 @@ func TestConcurrentRunsUnmixed(t *testing.T) {
 		if !strings.HasSuffix(i.RunDir, results[idx]["run_id"].(string)) {
 			t.Fatalf("params of call %d ran in %s", idx, i.RunDir)
 		}
-	}
-}
-
-func TestTimeoutKillsGroup(t *testing.T) {
-	e, o := runEnv(t)
-	o.Timeout = 0.5
-	s := start(t, o)
-	pidfile := filepath.Join(e.root, "pids")
-	// Point the fake's PIDFILE knob at our file for this server.
-	s.srv.Close()
-	o.Environ = append(o.Environ, "OPENADAPT_FAKE_FLOW_PIDFILE="+pidfile)
-	s = start(t, o)
-	r := s.call(s.runTool(), map[string]any{"note": "a", "scenario": "mode=hang-grandchild;report=legacy-success"})
-	if r["status"] != "timeout" || r["success"] != false || !strings.Contains(r["message"].(string), "uncertain") {
-		t.Fatalf("%v", r)
-	}
-	data, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var leader, grandchild int
-	fmt.Sscanf(string(data), "%d %d", &leader, &grandchild)
-	time.Sleep(50 * time.Millisecond)
-	if alive(grandchild) {
-		t.Fatalf("grandchild %d survived the timeout", grandchild)
 	}
 }
 
