@@ -43,11 +43,21 @@ FILE.sha256 next to FILE.`,
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 				return usageErrorf("skill pack: %s is not a readable folder", dir)
 			}
+			// open: a progress line is on stderr without its final newline.
+			var open bool
+			endLine := func() {
+				if open {
+					fmt.Fprintln(io.Err)
+					open = false
+				}
+			}
 			opt := skill.PackOptions{
 				Format: format,
-				Warn:   func(msg string) { warnf(io.Err, "skill pack: %s", msg) },
+				Warn: func(msg string) {
+					endLine()
+					warnf(io.Err, "skill pack: %s", msg)
+				},
 			}
-			var shown bool
 			if io.ErrTTY {
 				var last time.Time
 				opt.Progress = func(files, totalFiles int, n, total int64) {
@@ -57,14 +67,12 @@ FILE.sha256 next to FILE.`,
 					if files < totalFiles && time.Since(last) < 100*time.Millisecond {
 						return
 					}
-					last, shown = time.Now(), true
+					last, open = time.Now(), true
 					fmt.Fprintf(io.Err, "\rpacking: %d/%d files, %d/%d MiB", files, totalFiles, n>>20, total>>20)
 				}
 			}
 			res, err := skill.PackFile(dir, out, opt)
-			if shown {
-				fmt.Fprintln(io.Err)
-			}
+			endLine()
 			if err != nil {
 				if errors.Is(err, skill.ErrPath) {
 					return usageErrorf("skill pack: %w", err)

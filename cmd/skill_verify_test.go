@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,3 +118,74 @@ func TestSkillVerifySignature(t *testing.T) {
 		t.Fatalf("no tlog accepted: %s", errs)
 	}
 }
+
+// skill install --global of a signed archive: the signature is checked with
+// the same flags as skill verify before anything is written.
+func TestSkillInstallSignature(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	dir := t.TempDir()
+	archive := packDemo(t, dir, "demo.skill")
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	data, _ := os.ReadFile(archive)
+	sigPath := archive + ".sigstore.json"
+	signBlob(t, key, data, sigPath)
+	keyPath := filepath.Join(dir, "key.pub")
+	writePubKey(t, key, keyPath)
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	otherPath := filepath.Join(dir, "other.pub")
+	writePubKey(t, other, otherPath)
+
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), append([]string{"skill", "install", "--global", "--agent", "claude-code"}, args...), nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, _, errs := run(archive, "--bundle", sigPath, "--key", otherPath, "--insecure-ignore-tlog")
+	if code != 1 || !strings.Contains(errs, "skill install: signature:") {
+		t.Fatalf("wrong key: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".agents", "skills", "demo")); err == nil {
+		t.Fatal("an install whose signature failed wrote the skill")
+	}
+	code, out, errs := run(archive, "--bundle", sigPath, "--key", keyPath, "--insecure-ignore-tlog")
+	if code != 0 || !strings.Contains(out, "copy "+filepath.Join(home, ".agents", "skills", "demo")) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "protected workflow data") {
+		t.Errorf("no data-boundary warning: %s", errs)
+	}
+}
+
+// Progress appears on stderr only when it is a terminal and the tree is
+// large (more than 1000 files here).
+func TestSkillPackProgress(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "demo")
+	os.MkdirAll(filepath.Join(src, "many"), 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: demo\ndescription: d\n---\n"), 0o644)
+	for i := range 1001 {
+		os.WriteFile(filepath.Join(src, "many", strings.Repeat("f", 1)+string(rune('a'+i%26))+itoa(i)), []byte("x"), 0o644)
+	}
+	for _, tty := range []bool{true, false} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"skill", "pack", src, "-o", filepath.Join(t.TempDir(), "d.skill")},
+			&IO{In: bytes.NewReader(nil), Out: &out, Err: &errb, ErrTTY: tty})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		got := errb.String()
+		if tty != strings.Contains(got, "\rpacking: 1/1002 files") {
+			t.Errorf("tty=%v: stderr %q", tty, got)
+		}
+		if tty && !strings.Contains(got, "\rpacking: 1002/1002 files, 0/0 MiB\n") {
+			t.Errorf("progress line not finished with a newline: %q", got)
+		}
+		if strings.Contains(out.String(), "packing") {
+			t.Error("progress on stdout")
+		}
+	}
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

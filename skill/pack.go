@@ -64,8 +64,9 @@ type PackOptions struct {
 	Concurrency int
 	// Warn receives warnings (skipped files, size thresholds). May be nil.
 	Warn func(msg string)
-	// Progress, if set, is called after each file with the files and bytes
-	// done so far and the totals.
+	// Progress, if set, is called after each file of the tree is packed
+	// with the files and bytes done so far and the totals (the generated
+	// SHA256SUMS is not counted).
 	Progress func(files, totalFiles int, bytes, totalBytes int64)
 }
 
@@ -128,7 +129,7 @@ func Pack(dir string, w io.Writer, opt PackOptions) (*PackResult, error) {
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(w, h)}
 	aw := newAsyncWriter(cw)
-	src := newTreeSource(dir, entries, opt.Progress, res.Files, res.Unpacked)
+	src := newTreeSource(dir, entries, opt.Progress, res.Files-1, res.Unpacked) // progress counts the tree's files
 	defer src.stop()
 	var sums []byte
 	switch opt.Format {
