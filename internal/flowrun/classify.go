@@ -416,74 +416,179 @@ func checkTypes(r map[string]json.RawMessage) error {
 	return nil
 }
 
-// checkEnvelope applies the §5 rules beyond the classifier's.
+// checkEnvelope applies Flow 1.32's RunReport and ExecutionOutcomeEnvelope
+// validators beyond the classifier's rules (flow-run.md §5 "Flow's own
+// consistency rules"). Missing envelope members take Flow's model defaults
+// (false, 0, empty lists).
 func checkEnvelope(r map[string]json.RawMessage) error {
-	p, _ := jsonString(r["execution_outcome"])
-	profile, _ := jsonString(r["execution_profile"])
-	success, _ := jsonBool(r["success"])
-	prodEligible, _ := jsonBool(r["production_eligible"])
-	qualOnly, _ := jsonBool(r["qualification_evidence_only"])
-	if isProduction(profile) && p != "" && success != (p == OutcomeVerified) {
-		return invalid("production success must mean VERIFIED")
-	}
-	if prodEligible && qualOnly {
-		return invalid("production eligibility with qualification-only evidence")
-	}
-	if p == OutcomeRolledBack && success {
-		return invalid("rolled back with success")
+	// RunReport: the qualification-only marker must match the typed case
+	// binding, and defaults to it.
+	caseID, _ := jsonString(r["governed_qualification_case_id_sha256"])
+	qualOnly := caseID != ""
+	if v, ok := r["qualification_evidence_only"]; ok {
+		b, isBool := jsonBool(v)
+		if !isBool || b != qualOnly {
+			return invalid("qualification-only marker")
+		}
 	}
 	if !present(r, "outcome_envelope") {
-		if p == OutcomeVerified {
-			return invalid("VERIFIED without an envelope")
-		}
 		return nil
 	}
 	env, _ := parseObject(r["outcome_envelope"])
-	completed, isBool := jsonBool(env["execution_completed"])
-	if !isBool {
-		return invalid("envelope execution_completed")
+	p, _ := jsonString(r["execution_outcome"])
+	success, _ := jsonBool(r["success"])
+	envBool := func(k string) (bool, bool) {
+		v, ok := env[k]
+		if !ok {
+			return false, true
+		}
+		return jsonBool(v)
+	}
+	completed, ok1 := envBool("execution_completed")
+	envProd, ok2 := envBool("production_eligible")
+	envQual, ok3 := envBool("qualification_evidence_only")
+	if !ok1 || !ok2 || !ok3 {
+		return invalid("envelope boolean member")
+	}
+	// RunReport bindings.
+	if !present(r, "execution_completed") {
+		return invalid("execution_completed missing beside an envelope")
+	}
+	if rc, _ := jsonBool(r["execution_completed"]); rc != completed {
+		return invalid("execution_completed differs from the envelope")
+	}
+	if _, ok := env["qualification_evidence_only"]; ok && envQual != qualOnly {
+		return invalid("qualification-only marker differs from the envelope")
+	}
+	envProfile, _ := jsonString(env["profile"])
+	if isProduction(envProfile) && success != (p == OutcomeVerified) {
+		return invalid("production success must mean VERIFIED")
+	}
+	// ExecutionOutcomeEnvelope.
+	req, err := contractCounts(env["required_contracts"])
+	if err != nil {
+		return err
+	}
+	pass, err := contractCounts(env["passed_contracts"])
+	if err != nil {
+		return err
+	}
+	for k := range req {
+		if pass[k] > req[k] {
+			return invalid("passed contracts exceed required")
+		}
 	}
 	if (p == OutcomeVerified || p == OutcomeCompletedUnverified) && !completed {
 		return invalid("completed outcome without execution_completed")
 	}
-	req := counts(env["required_contracts"])
-	pass := counts(env["passed_contracts"])
-	for k, n := range pass {
-		// A passed count with no required count exceeds the implied 0.
-		if r := req[k]; (r == nil && n.Sign() > 0) || (r != nil && n.Cmp(r) > 0) {
-			return invalid("passed contracts exceed required")
+	classes := map[string]bool{}
+	if v, ok := env["evidence_classes"]; ok && !isNull(v) {
+		var list []json.RawMessage
+		if json.Unmarshal(v, &list) != nil {
+			return invalid("evidence_classes type")
+		}
+		for _, c := range list {
+			s, ok := jsonString(c)
+			if !ok || classes[s] {
+				return invalid("evidence_classes entries")
+			}
+			classes[s] = true
 		}
 	}
+	var evidence []json.RawMessage
+	if v, ok := env["postcondition_evidence"]; ok && !isNull(v) {
+		if json.Unmarshal(v, &evidence) != nil {
+			return invalid("postcondition_evidence type")
+		}
+	}
+	if int64(len(evidence)) != req["postcondition"] {
+		return invalid("postcondition evidence count")
+	}
+	contract, _ := jsonString(env["workflow_contract_sha256"])
+	passedEvidence := int64(0)
+	for _, e := range evidence {
+		item, ok := parseObject(e)
+		if !ok {
+			return invalid("postcondition evidence entry")
+		}
+		if v, _ := jsonString(item["verdict"]); v == "passed" {
+			passedEvidence++
+		}
+		if c, _ := jsonString(item["workflow_contract_sha256"]); contract == "" || c != contract {
+			return invalid("postcondition evidence contract binding")
+		}
+	}
+	if passedEvidence != pass["postcondition"] {
+		return invalid("passed postcondition evidence count")
+	}
+	if classes["postcondition"] != (pass["postcondition"] > 0) {
+		return invalid("postcondition evidence class")
+	}
 	if p == OutcomeVerified {
-		for k, n := range req {
-			if pass[k] == nil || n.Cmp(pass[k]) != 0 {
+		for k := range req {
+			if pass[k] != req[k] {
 				return invalid("VERIFIED with unpassed contracts")
 			}
 		}
-		if req["authorization"] == nil || req["authorization"].Sign() < 1 {
-			return invalid("VERIFIED without an authorization contract")
+		if !isProduction(envProfile) {
+			return invalid("VERIFIED without a production profile")
 		}
-		if !prodEligible && !qualOnly {
+		if !envProd && !envQual {
 			return invalid("VERIFIED neither production-eligible nor qualification-only")
 		}
+		if req["authorization"] < 1 || pass["authorization"] < 1 {
+			return invalid("VERIFIED without an authorization contract")
+		}
+	} else if envProd {
+		return invalid("production eligibility without VERIFIED")
+	}
+	if envProd && envQual {
+		return invalid("production eligibility with qualification-only evidence")
+	}
+	comp := int64(0)
+	if v, ok := env["compensation_actions"]; ok {
+		n := jsonInt(v)
+		if n == nil || n.Sign() < 0 || !n.IsInt64() {
+			return invalid("compensation_actions type")
+		}
+		comp = n.Int64()
+	}
+	if classes["compensation"] != (comp > 0) {
+		return invalid("compensation evidence class")
 	}
 	if p == OutcomeRolledBack {
-		if n := jsonInt(env["compensation_actions"]); n == nil || n.Sign() < 1 {
+		if comp < 1 {
 			return invalid("rolled back without a compensation action")
 		}
-	}
-	if v, ok := env["postcondition_evidence"]; ok {
-		var ev []json.RawMessage
-		if err := json.Unmarshal(v, &ev); err != nil {
-			return invalid("postcondition_evidence type")
-		}
-		if want := req["postcondition"]; want == nil || big.NewInt(int64(len(ev))).Cmp(want) != 0 {
-			return invalid("postcondition evidence count")
-		}
-	} else if n := req["postcondition"]; n != nil && n.Sign() > 0 {
-		return invalid("postcondition evidence count")
+	} else if comp > 0 {
+		return invalid("compensation without ROLLED_BACK")
 	}
 	return nil
+}
+
+// contractCounts decodes an OutcomeContractCounts object: the four counts,
+// each a non-negative integer, defaulting to 0.
+func contractCounts(v json.RawMessage) (map[string]int64, error) {
+	out := map[string]int64{"authorization": 0, "identity": 0, "postcondition": 0, "effect": 0}
+	if len(v) == 0 || isNull(v) {
+		return out, nil
+	}
+	obj, ok := parseObject(v)
+	if !ok {
+		return nil, invalid("contract counts type")
+	}
+	for k := range out {
+		raw, ok := obj[k]
+		if !ok {
+			continue
+		}
+		n := jsonInt(raw)
+		if n == nil || n.Sign() < 0 || !n.IsInt64() {
+			return nil, invalid("contract count type")
+		}
+		out[k] = n.Int64()
+	}
+	return out, nil
 }
 
 func isStringArray(v json.RawMessage) bool {
@@ -497,22 +602,6 @@ func isStringArray(v json.RawMessage) bool {
 		}
 	}
 	return true
-}
-
-// counts decodes a {name: int} contract-count object; non-integers are
-// dropped.
-func counts(v json.RawMessage) map[string]*big.Int {
-	obj, ok := parseObject(v)
-	out := map[string]*big.Int{}
-	if !ok {
-		return out
-	}
-	for k, raw := range obj {
-		if n := jsonInt(raw); n != nil {
-			out[k] = n
-		}
-	}
-	return out
 }
 
 // jsonInt returns the value of an integer literal (no '.', 'e' or 'E'), or nil.

@@ -326,3 +326,88 @@ func FuzzClassify(f *testing.F) {
 		_ = CheckReport(report)
 	})
 }
+
+// TestCheckReportRules mutates Flow-valid vectors one rule at a time; each
+// mutation must make CheckReport refuse the report (Flow's RunReport and
+// ExecutionOutcomeEnvelope validators), while the vectors themselves pass.
+func TestCheckReportRules(t *testing.T) {
+	load := func(name string) map[string]any {
+		data, err := os.ReadFile(filepath.Join(flowVectors, "reports", name, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	env := func(m map[string]any) map[string]any { return m["outcome_envelope"].(map[string]any) }
+	tests := []struct {
+		name   string
+		vector string
+		mutate func(m map[string]any)
+	}{
+		{"qualification marker without a case binding", "standard-halted", func(m map[string]any) { m["qualification_evidence_only"] = true }},
+		{"execution_completed null beside an envelope", "standard-halted", func(m map[string]any) { m["execution_completed"] = nil }},
+		{"passed exceeds required", "standard-halted", func(m map[string]any) {
+			env(m)["passed_contracts"].(map[string]any)["identity"] = 2.0
+		}},
+		{"negative count", "standard-halted", func(m map[string]any) {
+			env(m)["required_contracts"].(map[string]any)["effect"] = -1.0
+		}},
+		{"completed outcome without completion", "demo-completed-unverified", func(m map[string]any) {
+			m["execution_completed"] = false
+			env(m)["execution_completed"] = false
+		}},
+		{"duplicate evidence class", "standard-verified", func(m map[string]any) {
+			env(m)["evidence_classes"] = []any{"authorization", "authorization"}
+		}},
+		{"postcondition evidence count", "standard-halted", func(m map[string]any) { env(m)["postcondition_evidence"] = []any{} }},
+		{"postcondition class without a passed postcondition", "standard-halted", func(m map[string]any) {
+			env(m)["evidence_classes"] = []any{"authorization", "postcondition"}
+		}},
+		{"evidence bound to another contract", "standard-verified", func(m map[string]any) {
+			env(m)["postcondition_evidence"].([]any)[0].(map[string]any)["workflow_contract_sha256"] = "00"
+		}},
+		{"VERIFIED with an unpassed contract", "standard-verified", func(m map[string]any) {
+			env(m)["passed_contracts"].(map[string]any)["effect"] = 0.0
+		}},
+		{"VERIFIED without authorization", "standard-verified", func(m map[string]any) {
+			env(m)["required_contracts"].(map[string]any)["authorization"] = 0.0
+			env(m)["passed_contracts"].(map[string]any)["authorization"] = 0.0
+		}},
+		{"VERIFIED neither eligible nor qualification-only", "standard-verified", func(m map[string]any) {
+			m["production_eligible"] = false
+			env(m)["production_eligible"] = false
+		}},
+		{"compensation without ROLLED_BACK", "standard-halted", func(m map[string]any) {
+			env(m)["compensation_actions"] = 1.0
+			env(m)["evidence_classes"] = []any{"authorization", "compensation"}
+		}},
+		{"ROLLED_BACK without compensation", "standard-rolled-back", func(m map[string]any) {
+			env(m)["compensation_actions"] = 0.0
+		}},
+		{"compensation class without actions", "standard-rolled-back", func(m map[string]any) {
+			env(m)["evidence_classes"] = []any{"authorization", "identity", "postcondition"}
+		}},
+		{"result ok not boolean", "legacy-success", func(m map[string]any) { m["results"].([]any)[0].(map[string]any)["ok"] = "yes" }},
+		{"halt not an object", "legacy-halt", func(m map[string]any) { m["halt"] = "stopped" }},
+		{"observed_texts not strings", "legacy-halt", func(m map[string]any) { m["halt"].(map[string]any)["observed_texts"] = []any{1.0} }},
+		{"started_at not a string", "legacy-halt", func(m map[string]any) { m["started_at"] = 5.0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := load(tt.vector)
+			before, _ := json.Marshal(m)
+			if err := CheckReport(before); err != nil {
+				t.Fatalf("vector %s invalid before mutation: %v", tt.vector, err)
+			}
+			tt.mutate(m)
+			after, _ := json.Marshal(m)
+			if err := CheckReport(after); !errors.Is(err, ErrReportInvalid) {
+				t.Errorf("CheckReport = %v, want ErrReportInvalid", err)
+			}
+		})
+	}
+}
