@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,6 +158,9 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	}
 	params := b.DeclaredParams()
 	slices.Sort(params)
+	if w := serveAvailability(params); w != "" {
+		warn(w)
+	}
 	res := &EmitResult{
 		Name: name, WorkflowID: b.ID, BundleVersion: b.BundleVersion,
 		BundleStatus: string(b.Integrity), RequiredParams: params,
@@ -400,6 +404,27 @@ func workflowIDOf(dir string) string {
 		if it.Key == MetaWorkflowID {
 			s, _ := it.Value.(string)
 			return s
+		}
+	}
+	return ""
+}
+
+// serveParamName is the parameter-name rule of serve (mcp-surface.md §6.5):
+// Claude's API rejects tool property names outside it.
+var serveParamName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// serveAvailability returns a warning when serve will list the workflow as
+// unavailable, with no run tool, because of its parameter names. It names
+// the rule, never a parameter.
+func serveAvailability(params []string) string {
+	for _, p := range params {
+		if p == "url" || p == "idempotency_key" {
+			return "serve lists this workflow as unavailable (reserved_parameter_name): a declared parameter is named url or idempotency_key; rename it in Flow"
+		}
+	}
+	for _, p := range params {
+		if !serveParamName.MatchString(p) {
+			return "serve lists this workflow as unavailable (unsupported_parameter_name): a declared parameter name is outside [A-Za-z0-9_.-]{1,64}; rename it in Flow"
 		}
 	}
 	return ""

@@ -216,6 +216,11 @@ func TestEmitWarnings(t *testing.T) {
 		"already-wrapped": {"dropped frontmatter keys: license"},
 		"no-params":       {"bundle is legacy_unverified: it is not integrity-checked, and serve lists it as unavailable with no run tool"},
 		"mockmed-triage":  nil,
+		"unicode-params": {
+			"serve lists this workflow as unavailable (unsupported_parameter_name): a declared parameter name is outside [A-Za-z0-9_.-]{1,64}; rename it in Flow",
+			"description contains YAML-significant text; used Flow's literal line",
+			"Field 'description' contains < or >; Claude's upload validator rejects it",
+		},
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
