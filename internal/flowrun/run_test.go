@@ -246,22 +246,18 @@ func TestChildEnvThroughFake(t *testing.T) {
 	}
 }
 
-// TestGracefulTermination: a Flow that honours SIGTERM ends within the
-// grace; a straggler left in the group after a normal exit is cleaned up.
+// TestGracefulTermination: a Flow that honours SIGTERM ends on it; the
+// SIGKILL grace (longer than go test's own timeout) is never waited out.
 func TestGracefulTermination(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	req := h.request(t, "MODE=hang")
 	req.Timeout = 200 * time.Millisecond
-	req.TimeoutGrace = time.Minute // SIGTERM suffices; the grace is never used up
-	start := time.Now()
-	res := CLIRunner{}.Run(context.Background(), req)
-	if res.Status != StatusTimeout {
+	req.TimeoutGrace = time.Hour
+	if res := (CLIRunner{}).Run(context.Background(), req); res.Status != StatusTimeout {
 		t.Fatalf("status %q", res.Status)
 	}
-	if time.Since(start) > 30*time.Second {
-		t.Errorf("a SIGTERM-honouring Flow waited for the full grace")
-	}
+	h.assertNoParamsFiles(t)
 }
 
 func TestCanceledBeforeStart(t *testing.T) {
