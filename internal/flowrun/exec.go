@@ -65,7 +65,8 @@ type Command struct {
 	// [DefaultCancelGrace].
 	CancelGrace time.Duration
 	// Started, if set, is called once, right after the spawn, before
-	// Exec waits. The run manager records the process there.
+	// Exec waits. The run manager records the process there. Output is
+	// already being drained; the timeout is measured from its return.
 	Started func(Process)
 }
 

@@ -45,17 +45,25 @@ func waitGone(t *testing.T, pid int) {
 
 func readPIDs(t *testing.T, path string) (leader, grandchild int) {
 	t.Helper()
-	for i := 0; i < 1000; i++ {
+	leader, grandchild, ok := waitPIDs(path)
+	if !ok {
+		t.Fatal("the fake never wrote its pid file")
+	}
+	return leader, grandchild
+}
+
+// waitPIDs polls for the fake's pid file (bounded only to stop a hang).
+func waitPIDs(path string) (leader, grandchild int, ok bool) {
+	for i := 0; i < 6000; i++ {
 		data, err := os.ReadFile(path)
 		if err == nil {
 			if _, err := fmt.Sscanf(string(data), "%d %d", &leader, &grandchild); err == nil {
-				return leader, grandchild
+				return leader, grandchild, true
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("the fake never wrote its pid file")
-	return 0, 0
+	return 0, 0, false
 }
 
 // TestTimeoutKillsWholeGroup: a Flow that ignores SIGTERM and whose
@@ -70,12 +78,17 @@ func TestTimeoutKillsWholeGroup(t *testing.T) {
 	h := newHarness(t)
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	req := h.request(t, "MODE=hang-grandchild", "PIDFILE="+pidfile, "REPORT=legacy-success")
-	req.Timeout = 500 * time.Millisecond
+	req.Timeout = 300 * time.Millisecond
 	req.TimeoutGrace = 300 * time.Millisecond
-	done := make(chan Result, 1)
-	go func() { done <- CLIRunner{}.Run(context.Background(), req) }()
-	leader, grandchild := readPIDs(t, pidfile)
-	res := <-done
+	// The timeout clock starts when Started returns: wait there until the
+	// grandchild exists, so a slow machine cannot time out the leader first.
+	var leader, grandchild int
+	var ok bool
+	req.Started = func(Process) { leader, grandchild, ok = waitPIDs(pidfile) }
+	res := CLIRunner{}.Run(context.Background(), req)
+	if !ok {
+		t.Fatal("the fake never wrote its pid file")
+	}
 	if res.Status != StatusTimeout || res.Outcome != "" || res.ExitCode != nil || res.Summary != (Summary{}) {
 		t.Errorf("result = %+v, want bare timeout", res.Verdict)
 	}
