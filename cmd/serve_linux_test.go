@@ -3,13 +3,16 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,4 +95,50 @@ func pidRunning(pid int) bool {
 	}
 	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// TestServeSIGTERM is §1.7: SIGTERM with a run in progress records it
+// interrupted, terminates Flow, and exits 0 within the hosts' 5 s window.
+func TestServeSIGTERM(t *testing.T) {
+	root := t.TempDir()
+	runs := filepath.Join(root, "runs")
+	cmd := exec.Command("openadapt-agent", "serve", "--bundles", "../testdata/flow/plain", "--allow-run", "--runs-dir", runs, "--run-wait", "1")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "OPENADAPT_FAKE_FLOW_MODE=hang"}
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(stdout)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	rd.ReadString('\n')
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow_70323b828fe8286e021894bf","arguments":{"note":"x"}}}`+"\n")
+	line, _ := rd.ReadString('\n')
+	i := strings.Index(line, `run-`)
+	if !strings.Contains(line, `\"status\": \"running\"`) || i < 0 {
+		t.Fatalf("%s", line)
+	}
+	runID := line[i : i+28]
+	var rec struct {
+		PID int `json:"pid"`
+	}
+	data, _ := os.ReadFile(filepath.Join(runs, ".openadapt-agent", "runs", runID+".json"))
+	json.Unmarshal(data, &rec)
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	data, _ = os.ReadFile(filepath.Join(runs, ".openadapt-agent", "runs", runID+".json"))
+	if !strings.Contains(string(data), `"status":"interrupted"`) {
+		t.Fatalf("record %s", data)
+	}
+	if pidRunning(rec.PID) {
+		t.Fatalf("Flow %d survived", rec.PID)
+	}
 }

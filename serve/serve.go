@@ -173,12 +173,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
+		// Every pending wait answers at once; give delivered requests up to
+		// 2 s to be written, then close (§1.7 step 1).
 		s.runs.endWaits()
-		// Give delivered requests a moment to answer, then close.
-		select {
-		case <-done:
-		case <-time.After(withholdLimit):
-		}
+		t.waitIdle(withholdLimit)
 		ss.Close()
 		<-done
 	}

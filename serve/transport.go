@@ -97,6 +97,27 @@ func (t *framedTransport) oversized() bool {
 	return c.tooLarge
 }
 
+// waitIdle waits until every delivered request has been answered, or d has
+// passed (used at a signal, when stdin is still open).
+func (t *framedTransport) waitIdle(d time.Duration) {
+	t.mu.Lock()
+	c := t.conn
+	t.mu.Unlock()
+	if c == nil {
+		return
+	}
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		c.pmu.Lock()
+		n := c.npending
+		c.pmu.Unlock()
+		if n == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 type readItem struct {
 	msg jsonrpc.Message
 	err error
