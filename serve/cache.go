@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 )
@@ -48,6 +49,7 @@ type cachedWorkflow struct {
 // the root cannot be fingerprinted or holds a sealed bundle.
 func rootKey(root string) (string, bool) {
 	h := sha256.New()
+	var buf []byte
 	ident := func(p string) bool {
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -55,7 +57,13 @@ func rootKey(root string) (string, bool) {
 			return true
 		}
 		ino, dev := fileIdent(fi)
-		fmt.Fprintf(h, "%s\x00%v\x00%d\x00%d\x00%d\x00%d\n", filepath.Base(p), fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), ino, dev)
+		buf = append(buf[:0], filepath.Base(p)...)
+		for _, n := range []uint64{uint64(fi.Mode()), uint64(fi.Size()), uint64(fi.ModTime().UnixNano()), ino, dev} {
+			buf = append(buf, 0)
+			buf = strconv.AppendUint(buf, n, 16)
+		}
+		buf = append(buf, '\n')
+		h.Write(buf)
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			// The target's kind decides between "ignored" and "refused".
 			if t, err := os.Stat(p); err == nil {
