@@ -128,6 +128,10 @@ func (p *progressLog) all() []*mcp.ProgressNotificationParams {
 	return append([]*mcp.ProgressNotificationParams(nil), p.items...)
 }
 
+// harnessEra is the protocol version in-process clients ask for; "" is the
+// SDK's latest (2026-07-28). TestProtocolEra2025 reruns tests in 2025-11-25.
+var harnessEra string
+
 func start(t *testing.T, o Options) *session {
 	t.Helper()
 	stderr := &syncBuffer{}
@@ -153,7 +157,7 @@ func connect(t *testing.T, srv *Server, stderr *syncBuffer) *session {
 			prog.add(r.Params)
 		},
 	})
-	cs, err := client.Connect(ctx, ct, nil)
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: harnessEra})
 	if err != nil {
 		t.Fatal(err)
 	}
