@@ -5,10 +5,13 @@
 # page cache warm. Prints every run, the medians, the throughputs, their
 # ratio (target >= 0.8), and checks that two packs are byte-identical.
 #
-# Usage: bench/skill-pack.sh [MB=200] [RUNS=5]
+# Usage: bench/skill-pack.sh [MB=200] [RUNS=5] [NICE]
+#
+# NICE (for example -15, needs root) runs both timed commands at that nice
+# level, the same for both, to cut the noise of a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mb=${1:-200} runs=${2:-5}
+mb=${1:-200} runs=${2:-5} nice_level=${3:-}
 if ! command -v zstd >/dev/null; then
   echo "installing zstd (apt-get)"
   apt-get install -y zstd >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y zstd >/dev/null; }
@@ -19,13 +22,16 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/openadapt-agent" ./cmd/openadapt-agent
 go run ./bench/genskill -out "$work/pack-bench" -mb "$mb"
 bytes=$(du -sb "$work/pack-bench" | cut -f1)
+echo "nice level: ${nice_level:-none}"
 echo "tree: $bytes bytes, $(find "$work/pack-bench" -type f | wc -l) files; $(nproc) cores; $(zstd --version | head -1)"
 
 ours() { "$work/openadapt-agent" skill pack "$work/pack-bench" -o "$work/ours.tar.zst" >/dev/null 2>&1; }
 theirs() { tar -C "$work" -cf - pack-bench | zstd -3 -q -f -o "$work/theirs.tar.zst"; }
 # timed CMD... prints "wall cpu" (cpu = user + sys, children included).
 timed() {
-  /usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>&1
+  local pre=()
+  if [ -n "$nice_level" ]; then pre=(nice -n "$nice_level"); fi
+  "${pre[@]}" /usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>&1
   awk '{printf "%s %.2f\n", $1, $2 + $3}' "$work/time"
 }
 export -f ours theirs
