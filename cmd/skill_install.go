@@ -53,6 +53,9 @@ compiled bundle and is protected workflow data.`,
 			if err != nil {
 				return fmt.Errorf("skill install: %w", err)
 			}
+			if err := skill.CheckInstallRequest(src, agentIDs, scope); err != nil {
+				return usageErrorf("skill install: %w", err)
+			}
 			fi, statErr := os.Stat(src)
 			if statErr == nil && fi.IsDir() && (sig.set() || sha != "") {
 				return usageErrorf("skill install: --bundle and --sha256 apply to an archive source")

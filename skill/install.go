@@ -160,20 +160,8 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if strings.Contains(opt.Source, "://") {
-		return nil, fmt.Errorf("%w: remote sources are not supported; download, verify, then install", ErrUsage)
-	}
-	if len(opt.Agents) == 0 {
-		return nil, fmt.Errorf("%w: --agent is required (known: %s)", ErrUsage, strings.Join(AgentIDs(), ", "))
-	}
-	for _, a := range opt.Agents {
-		d, ok := agents[a]
-		if !ok {
-			return nil, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrUsage, a, strings.Join(AgentIDs(), ", "))
-		}
-		if opt.Scope == ScopeProject && d.project == "-" {
-			return nil, fmt.Errorf("%w: agent %s has no project location; use --global", ErrUsage, a)
-		}
+	if err := CheckInstallRequest(opt.Source, opt.Agents, opt.Scope); err != nil {
+		return nil, err
 	}
 	root, err := installRoot(opt, getenv)
 	if err != nil {
@@ -307,6 +295,28 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// CheckInstallRequest reports the usage errors of an install request
+// (wrapping [ErrUsage]) without touching the file system: a URL source, no
+// agent, an unknown agent id, an agent without a location in the scope.
+func CheckInstallRequest(source string, agentIDs []string, scope Scope) error {
+	if strings.Contains(source, "://") {
+		return fmt.Errorf("%w: remote sources are not supported; download, verify, then install", ErrUsage)
+	}
+	if len(agentIDs) == 0 {
+		return fmt.Errorf("%w: --agent is required (known: %s)", ErrUsage, strings.Join(AgentIDs(), ", "))
+	}
+	for _, a := range agentIDs {
+		d, ok := agents[a]
+		if !ok {
+			return fmt.Errorf("%w: unknown agent %q (known: %s)", ErrUsage, a, strings.Join(AgentIDs(), ", "))
+		}
+		if scope == ScopeProject && d.project == "-" {
+			return fmt.Errorf("%w: agent %s has no project location; use --global", ErrUsage, a)
+		}
+	}
+	return nil
 }
 
 // installRoot: with project scope the nearest ancestor holding .git (a
