@@ -2,10 +2,12 @@ package skill
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v2"
 
 	"github.com/OpenAdaptAI/openadapt-agent/templates"
@@ -137,8 +139,13 @@ func readFrontmatter(sf *SkillFile) (name, desc string, warnings []string, err e
 	for i := range lines {
 		lines[i] = strings.TrimSuffix(lines[i], "\r")
 	}
+	// Decode with adrg/frontmatter (YAML `---` format only), as every verb
+	// does; its rest must be our body.
 	var fields yaml.MapSlice
-	decErr := yaml.Unmarshal(sf.Block, &fields)
+	rest, decErr := frontmatter.Parse(bytes.NewReader(sf.Raw), &fields, yamlFormat)
+	if decErr == nil && !bytes.Equal(rest, sf.Body()) {
+		decErr = errors.New("frontmatter delimiters are ambiguous")
+	}
 
 	// Flow shape: exactly `name: <v1>` then `description: <v2>`. Flow
 	// writes them without escaping, so the literal text is authoritative.
