@@ -64,7 +64,12 @@ const (
 
 // placeholderSchema stands for a tool's schemas inside the SDK; the wire
 // carries the raw bytes (toolEntry.inRaw, outRaw).
-var placeholderSchema = &jsonschema.Schema{Type: "object"}
+// The input placeholder is raw bytes: the SDK re-marshals input schemas
+// twice at AddTool, which is cheapest for a 17-byte literal.
+var (
+	placeholderSchema = &jsonschema.Schema{Type: "object"}
+	placeholderInput  = json.RawMessage(`{"type":"object"}`)
+)
 
 type toolEntry struct {
 	inRaw  json.RawMessage
@@ -229,7 +234,7 @@ func (s *Server) addTool(name, title string, kind toolKind, w *workflow, desc st
 		Name:         name,
 		Title:        title,
 		Description:  desc,
-		InputSchema:  placeholderSchema,
+		InputSchema:  placeholderInput,
 		OutputSchema: placeholderSchema,
 		Annotations:  ann,
 	}

@@ -207,8 +207,22 @@ func (c *framedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		resp = &jsonrpc.Response{ID: resp.ID, Error: sanitizeRPCError(resp.Error)}
 		msg = resp
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
+	var data []byte
+	var err error
+	if isResp && resp.Error == nil && len(resp.Result) > 0 {
+		// The result is JSON the SDK just marshaled: frame it directly
+		// instead of re-encoding (and re-compacting) a large tools/list.
+		id, ierr := json.Marshal(resp.ID.Raw())
+		if ierr != nil {
+			return ierr
+		}
+		data = make([]byte, 0, len(resp.Result)+len(id)+40)
+		data = append(data, `{"jsonrpc":"2.0","id":`...)
+		data = append(data, id...)
+		data = append(data, `,"result":`...)
+		data = append(data, resp.Result...)
+		data = append(data, '}')
+	} else if data, err = jsonrpc.EncodeMessage(msg); err != nil {
 		return err
 	}
 	if len(data) > MaxFrameBytes {
@@ -240,12 +254,12 @@ func (c *framedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *framedConn) writeLine(data []byte) error {
-	buf := make([]byte, 0, len(data)+1)
-	buf = append(buf, data...)
-	buf = append(buf, '\n')
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_, err := c.out.Write(buf)
+	if _, err := c.out.Write(data); err != nil {
+		return err
+	}
+	_, err := c.out.Write([]byte{'\n'})
 	return err
 }
 
