@@ -55,7 +55,7 @@ func goodMembers() []hm {
 	}
 }
 
-func buildTarZst(t *testing.T, members []hm) []byte {
+func buildTarZst(t testing.TB, members []hm) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw, _ := zstd.NewWriter(&buf)
@@ -81,7 +81,7 @@ func buildTarZst(t *testing.T, members []hm) []byte {
 	return buf.Bytes()
 }
 
-func buildZip(t *testing.T, members []hm, edit func(*zip.FileHeader)) []byte {
+func buildZip(t testing.TB, members []hm, edit func(*zip.FileHeader)) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
