@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -68,5 +67,3 @@ func mcpCall(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("mcp-call: isError %v", res.IsError)
 	}
 }
-
-var _ = os.Getenv

@@ -130,7 +130,7 @@ func (s *Server) sessionID(ss *mcp.ServerSession) *string {
 	return &id
 }
 
-func (s *Server) writeAudit(ss *mcp.ServerSession, rec *auditRec, start time.Time, _ any, isErr bool) {
+func (s *Server) writeAudit(ss *mcp.ServerSession, rec *auditRec, start time.Time, isErr bool) {
 	var proto *string
 	if ss != nil {
 		if ip := ss.InitializeParams(); ip != nil {

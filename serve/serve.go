@@ -2,23 +2,18 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
-
-// ErrUsage marks a [ConfigError]; callers map it to exit status 2.
-var ErrUsage = errors.New("serve configuration error")
 
 // New validates opts (mcp-surface.md §1.3) and performs the startup sequence
 // of §1.5 up to building the tool list. Diagnostics go to stderr. The
@@ -329,5 +324,3 @@ func (s *Server) reconcile() {
 		}
 	}
 }
-
-var _ sync.Locker = (*sync.Mutex)(nil)

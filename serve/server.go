@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -363,7 +362,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if _, known := s.tools[name]; !known {
 			runShaped := runShapedRE.MatchString(name) || name == "run_local_quickstart" || name == toolRunWorkflow
 			if !runShaped {
-				s.writeAudit(ctr.Session, rec, start, nil, true)
+				s.writeAudit(ctr.Session, rec, start, true)
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgUnknownTool}
 			}
 			code := CodeUnknownWorkflow
@@ -372,7 +371,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			c := string(code)
 			rec.Code = &c
-			s.writeAudit(ctr.Session, rec, start, nil, true)
+			s.writeAudit(ctr.Session, rec, start, true)
 			return failureResult(fail(code)), nil
 		}
 		tn := name
@@ -382,7 +381,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
 			isErr = r.IsError
 		}
-		s.writeAudit(ctr.Session, rec, start, nil, isErr)
+		s.writeAudit(ctr.Session, rec, start, isErr)
 		return res, err
 	}
 }
@@ -403,7 +402,6 @@ func (s *Server) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("tool handler panicked", "tool", e.name)
-			_ = debug.Stack
 			c := string(CodeInternalError)
 			rec.Code = &c
 			res = failureResult(fail(CodeInternalError))
