@@ -30,7 +30,7 @@ func newGate(s *Server) *gate {
 	if !s.gateOn() {
 		return g
 	}
-	v, err := ledger.NewVerifier(ledger.DefaultTrust(), ledger.WithAt(time.Now()))
+	v, err := ledger.NewVerifier(trust(), ledger.WithAt(time.Now()))
 	if err != nil {
 		return g
 	}
@@ -72,6 +72,17 @@ func later(a, b ledger.WorkflowAdmission) bool {
 
 func (g *gate) verified() bool { return g.ok }
 
+// testOnlyTrust replaces the pinned trust root in tests of the gate with a
+// generated evidence root (internal/ledgergen).
+var testOnlyTrust *ledger.Trust
+
+func trust() ledger.Trust {
+	if testOnlyTrust != nil {
+		return *testOnlyTrust
+	}
+	return ledger.DefaultTrust()
+}
+
 // gateOn reports whether the effective profile is standard or regulated.
 func (s *Server) gateOn() bool {
 	return s.prep.profile == ProfileStandard || s.prep.profile == ProfileRegulated
@@ -84,7 +95,13 @@ func (s *Server) admit(bundleSHA256 string) (reason string, ok bool) {
 	if !s.gate.ok {
 		return "unverifiable", false
 	}
-	d, err := ledger.CheckWorkflowAdmission(context.Background(), s.gate.src, bundleSHA256, "", time.Now())
+	// The ledger is verified afresh at this call, so the not-before and
+	// expiry windows are checked against the current clock (§7.5).
+	v, err := ledger.NewVerifier(trust(), ledger.WithAt(time.Now()))
+	if err != nil {
+		return "unverifiable", false
+	}
+	d, err := v.Gate(context.Background(), s.gate.src, ledger.GateQuery{BundleSHA256: bundleSHA256, Profile: ledger.ProfileStandard})
 	if err != nil {
 		return "unverifiable", false
 	}

@@ -1,0 +1,90 @@
+package serve
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	"github.com/OpenAdaptAI/openadapt-agent/ledger"
+)
+
+// TestAdmissionGateAdmits uses a generated evidence root, pinned through the
+// test-only trust, that admits one bundle's exact content digest: that run
+// proceeds, another bundle is refused with reason missing, and nothing
+// starts for it.
+func TestAdmissionGateAdmits(t *testing.T) {
+	e := newEnv(t)
+	admittedDir := e.demo("admitted", testBundle{params: map[string]string{"note": "x", "scenario": "y"}, salt: "g1"})
+	e.demo("other", testBundle{params: map[string]string{"note": "x", "scenario": "y"}, salt: "g2"})
+	b, err := bundle.Load(admittedDir)
+	if err != nil || !b.Verified() {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	r := ledgergen.Generate(ledgergen.Options{
+		Now:       now,
+		Workflows: []ledgergen.WorkflowSpec{{BundleSHA256: b.BundleSHA256(), BundleVersion: "1.0.0", Issued: now.Add(-time.Hour)}},
+	})
+	ledgerDir := filepath.Join(e.root, "evidence")
+	if err := r.Write(ledgerDir); err != nil {
+		t.Fatal(err)
+	}
+	testOnlyTrust = &ledger.Trust{SignerRegistryIdentities: []string{r.SignerIdentity}}
+	defer func() { testOnlyTrust = nil }()
+
+	o := e.opts()
+	o.AllowRun = true
+	o.Ledger = ledgerDir
+	o.ExtraRunArgs = []string{"--profile=standard"}
+	s := start(t, o)
+	if strings.Contains(s.srv.Banner(), "unverified") || strings.Contains(s.srv.Banner(), "embedded") {
+		t.Fatalf("banner: %s", s.srv.Banner())
+	}
+	states := map[string]string{}
+	for _, w := range s.call("list_workflows", nil)["workflows"].([]any) {
+		m := w.(map[string]any)
+		states[m["id"].(string)] = m["admission"].(string)
+	}
+	admittedTool := "run_" + b.ID
+	if states[b.ID] != "active" {
+		t.Fatalf("listing admission %v (admitted %s)", states, b.ID)
+	}
+	r1 := s.call(admittedTool, map[string]any{"note": "a", "scenario": "report=standard-halted;exit=1"})
+	if r1["status"] != "halt" {
+		t.Fatalf("admitted run: %v", r1)
+	}
+	for name := range s.tools {
+		if strings.HasPrefix(name, "run_") && name != admittedTool {
+			f := s.call(name, map[string]any{"note": "a", "scenario": "exit=0"})
+			if errorCode(f) != "admission_required" || !strings.Contains(f["error"].(map[string]any)["message"].(string), "(ledger reason: missing)") {
+				t.Fatalf("other bundle: %v", f)
+			}
+			out, _ := json.Marshal(f)
+			if strings.Contains(string(out), "sha256") || strings.Contains(string(out), ledgerDir) {
+				t.Fatalf("refusal leaks detail: %s", out)
+			}
+		}
+	}
+	if n := len(e.invocations()); n != 1 {
+		t.Fatalf("%d invocations", n)
+	}
+	// A ledger whose signature no longer verifies refuses every run.
+	r.FlipByte(r.SignerPath)
+	os.RemoveAll(ledgerDir)
+	if err := r.Write(ledgerDir); err != nil {
+		t.Fatal(err)
+	}
+	s2 := start(t, o)
+	if !strings.Contains(s2.srv.Banner(), "(ledger unverified: every run is refused)") {
+		t.Fatalf("banner: %s", s2.srv.Banner())
+	}
+	f := s2.call(admittedTool, map[string]any{"note": "a", "scenario": "exit=0"})
+	if errorCode(f) != "admission_required" || !strings.Contains(f["error"].(map[string]any)["message"].(string), "(ledger reason: unverifiable)") {
+		t.Fatalf("tampered ledger: %v", f)
+	}
+}
