@@ -116,8 +116,14 @@ func inTemp(env Env, p string) bool {
 	return err == nil && !strings.HasPrefix(rel, "..")
 }
 
+// InstallCommand installs this program with Go.
+const InstallCommand = "go install github.com/OpenAdaptAI/openadapt-agent/cmd/openadapt-agent@latest"
+
 func checkAgents(env Env, opts Options) []Check {
 	exe, args := serverCommand(env, opts)
+	// A registration by bare name only works when the name resolves.
+	_, err := env.LookPath(exe)
+	notOnPath := !filepath.IsAbs(exe) && err != nil
 	var out []Check
 	for _, a := range agents {
 		var found []string
@@ -135,12 +141,18 @@ func checkAgents(env Env, opts Options) []Check {
 		if len(found) == 0 {
 			continue
 		}
-		out = append(out, Check{
+		c := Check{
 			ID:      "agent." + a.id,
 			Status:  OK,
 			Message: a.name + " detected (" + strings.Join(found, ", ") + ")",
 			Fix:     a.snippet(exe, args),
-		})
+		}
+		if notOnPath {
+			c.Status = Warn
+			c.Message += ", but openadapt-agent is not on PATH, so this registration would not start the server"
+			c.Fix = "install openadapt-agent first (" + InstallCommand + ", and put $(go env GOPATH)/bin on PATH), then register it:\n" + c.Fix
+		}
+		out = append(out, c)
 	}
 	if len(out) == 0 {
 		out = append(out, Check{

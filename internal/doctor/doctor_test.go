@@ -327,6 +327,7 @@ func TestAgents(t *testing.T) {
 		}
 		f.tmp = "/tmp"
 		f.exe = "/tmp/go-build123/b001/exe/openadapt-agent" // go run: not a lasting path
+		f.path["openadapt-agent"] = true
 		r := Run(context.Background(), f.Env(), Options{Bundles: bundles, FlowCLI: "python3 -m openadapt_flow", FlowCLISet: true, Ledger: "/srv/ledger.json"}, "test")
 		want := Check{
 			ID:      "agent.codex",
@@ -340,6 +341,18 @@ env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 		}
 		if diff := cmp.Diff(want, find(t, r, "agent.codex")); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("openadapt-agent not on PATH", func(t *testing.T) {
+		f := newFake(t)
+		f.path["claude"] = true
+		f.exe = "/tmp/go-build1/exe/openadapt-agent"
+		c := find(t, Run(context.Background(), f.Env(), Options{}, "test"), "agent.claude-code")
+		if c.Status != Warn || !strings.HasSuffix(c.Message, "but openadapt-agent is not on PATH, so this registration would not start the server") {
+			t.Errorf("got %s %q", c.Status, c.Message)
+		}
+		if !strings.HasPrefix(c.Fix, "install openadapt-agent first (go install github.com/OpenAdaptAI/openadapt-agent/cmd/openadapt-agent@latest") || !strings.Contains(c.Fix, "\nclaude mcp add --scope user openadapt-agent -- openadapt-agent serve ") {
+			t.Errorf("fix = %q", c.Fix)
 		}
 	})
 	t.Run("cursor", func(t *testing.T) {
@@ -426,6 +439,7 @@ func TestReport(t *testing.T) {
 	f.path["openadapt-flow"] = true
 	f.version = "openadapt-flow 1.32.0"
 	f.path["claude"] = true
+	f.path["openadapt-agent"] = true
 	r := Run(context.Background(), f.Env(), Options{Bundles: vectors + "/plain", RunsDir: filepath.Join(f.work, "runs"), RunsDirSet: true}, "9.9.9")
 	if r.MediaType != "application/vnd.openadapt-agent.doctor+json;version=1" || r.Version != "9.9.9" {
 		t.Errorf("header = %q %q", r.MediaType, r.Version)
