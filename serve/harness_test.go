@@ -85,6 +85,10 @@ func (e *env) opts() Options {
 	}
 }
 
+func fakeflowInvocations(path string) ([]fakeflow.Invocation, error) {
+	return fakeflow.ReadInvocations(path)
+}
+
 func (e *env) invocations() []fakeflow.Invocation {
 	inv, err := fakeflow.ReadInvocations(e.record)
 	if err != nil {

@@ -540,3 +540,42 @@ func TestAttentionTools(t *testing.T) {
 	}
 	_ = e
 }
+
+func TestCertification(t *testing.T) {
+	e, o := runEnv(t)
+	o.Environ = append(o.Environ, "AWS_SECRET_ACCESS_KEY=s")
+	s := start(t, o)
+	id := s.srv.cat.workflows[0].id
+	c := s.call("get_workflow", map[string]any{"workflow": id})["certification"].(map[string]any)
+	if c["certified"] != nil || c["message"] != "Certification was not evaluated by this server." {
+		t.Fatalf("no policy: %v", c)
+	}
+	o.Policy = "clinical-write"
+	s2 := start(t, o)
+	c = s2.call("get_workflow", map[string]any{"workflow": id})["certification"].(map[string]any)
+	if c["certified"] != true || c["message"] != "The configured policy certification passed." {
+		t.Fatalf("pass: %v", c)
+	}
+	o.Environ = append(o.Environ, "OPENADAPT_FAKE_FLOW_CERTIFY_EXIT=2")
+	s3 := start(t, o)
+	c = s3.call("get_workflow", map[string]any{"workflow": id})["certification"].(map[string]any)
+	if c["certified"] != false || c["message"] != "The configured policy certification did not pass." {
+		t.Fatalf("fail: %v", c)
+	}
+	inv, _ := fakeflowInvocations(e.record)
+	certs := 0
+	for _, i := range inv {
+		if len(i.Argv) > 1 && i.Argv[1] == "certify" {
+			certs++
+			if strings.Join(i.Argv[2:], " ") != s.srv.cat.workflows[0].dir+" --policy clinical-write" {
+				t.Fatalf("certify argv %v", i.Argv)
+			}
+			if strings.Contains(strings.Join(i.Env, "\n"), "AWS_SECRET_ACCESS_KEY") {
+				t.Fatal("certify got a non-allowlisted variable")
+			}
+		}
+	}
+	if certs != 2 {
+		t.Fatalf("%d certify invocations", certs)
+	}
+}
