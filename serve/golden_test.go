@@ -1,0 +1,64 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
+)
+
+// TestToolListGolden pins the tools/list wire (§13.2 "golden wire"): names,
+// titles, descriptions, annotations, _meta and the exact schema bytes, for
+// the default and catalog modes with run tools, and for protected export.
+// Regenerate with `go test ./serve -run TestToolListGolden -update`.
+func TestToolListGolden(t *testing.T) {
+	harnessEra = "2025-11-25"
+	defer func() { harnessEra = "" }()
+	for _, c := range []struct {
+		name   string
+		mutate func(*Options)
+	}{
+		{"per-workflow", func(o *Options) {}},
+		{"catalog", func(o *Options) { o.ToolMode = "catalog" }},
+		{"export-url-synthetic", func(o *Options) {
+			o.AllowProtectedExport, o.AllowURLOverride, o.AllowSyntheticRecordedDefaults = true, true, true
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.demo("demo", testBundle{salt: "golden"})
+			o := e.opts()
+			o.AllowRun = true
+			c.mutate(&o)
+			s := start(t, o)
+			var list string
+			for _, l := range strings.Split(s.out(), "\n") {
+				if strings.HasPrefix(l, "write: ") && strings.Contains(l, `"tools":[{`) {
+					list = strings.TrimPrefix(l, "write: ")
+				}
+			}
+			if list == "" {
+				t.Fatal("no tools/list reply on the wire")
+			}
+			var msg struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(list), &msg); err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			// One tool per line keeps the compact wire bytes reviewable.
+			var res struct {
+				Tools []json.RawMessage `json:"tools"`
+			}
+			json.Unmarshal(msg.Result, &res)
+			for _, tool := range res.Tools {
+				b.Write(tool)
+				b.WriteByte('\n')
+			}
+			testutil.Golden(t, "testdata/tools_list_"+c.name+".golden", b.Bytes())
+		})
+	}
+}
