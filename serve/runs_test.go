@@ -579,3 +579,24 @@ func TestCertification(t *testing.T) {
 		t.Fatalf("%d certify invocations", certs)
 	}
 }
+
+func TestResultTooLarge(t *testing.T) {
+	e := newEnv(t)
+	// Protected export of a workflow with huge recorded values makes the
+	// listing exceed one frame.
+	big := strings.Repeat("x", 1<<20)
+	for i := range 3 {
+		e.demo(fmt.Sprintf("w%d", i), testBundle{params: map[string]string{"note": big}, salt: fmt.Sprint("big", i)})
+	}
+	o := e.opts()
+	o.AllowProtectedExport = true
+	s := start(t, o)
+	if r := s.call("list_workflows", nil); errorCode(r) != "result_too_large" {
+		t.Fatalf("%.200v", r)
+	}
+	for _, l := range strings.Split(s.out(), "\n") {
+		if len(l) > MaxFrameBytes {
+			t.Fatalf("frame of %d bytes", len(l))
+		}
+	}
+}

@@ -428,8 +428,10 @@ func (s *Server) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		s.log.Error("result did not encode", "tool", e.name)
 		return s.internalError(rec)
 	}
-	if len(compactJSON) > MaxFrameBytes/2 {
-		// The text copy doubles the size; keep the whole frame under 4 MiB.
+	indented, _ := encodeJSON(body, true)
+	// The frame carries both copies, the text one escaped as a JSON string
+	// (quotes and newlines double); keep it under 4 MiB (§12).
+	if len(compactJSON)+2*len(indented)+1024 > MaxFrameBytes {
 		c := string(CodeResultTooLarge)
 		rec.Code = &c
 		return failureResult(fail(CodeResultTooLarge))
@@ -438,7 +440,6 @@ func (s *Server) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		s.log.Error("result does not validate against its output schema", "tool", e.name)
 		return s.internalError(rec)
 	}
-	indented, _ := encodeJSON(body, true)
 	return toolResult(compactJSON, indented, false)
 }
 
