@@ -287,6 +287,9 @@ func t_ctx() context.Context { return context.Background() }
 // out is everything the server wrote on the wire (the logging transport's
 // "write:" lines; "read:" lines are what the client sent).
 func (s *session) out() string {
+	// Let the logging transport append the lines of replies already
+	// delivered (it logs after each write returns).
+	time.Sleep(50 * time.Millisecond)
 	var b strings.Builder
 	for _, l := range strings.Split(s.wire.String(), "\n") {
 		if strings.HasPrefix(l, "write:") {

@@ -402,7 +402,7 @@ func TestUnknownToolsAndPanics(t *testing.T) {
 	if r := s2.call("list_workflows", nil); errorCode(r) != "internal_error" {
 		t.Fatalf("%v", r)
 	}
-	if strings.Contains(s.wire.String(), `"code":0`) || strings.Contains(s2.wire.String(), `"code":0`) {
+	if strings.Contains(s.out(), `"code":0`) || strings.Contains(s2.out(), `"code":0`) {
 		t.Fatal("JSON-RPC code 0 on the wire")
 	}
 	_ = e

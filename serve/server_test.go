@@ -119,7 +119,7 @@ func TestRegistrationRunTools(t *testing.T) {
 	// The wire carries the schema bytes exactly (the client decodes them
 	// into a map, so read the server's side of the wire).
 	want := `{"type":"object","properties":{"note":{"type":"string","description":"Value for the declared 'note' workflow parameter."},"idempotency_key":{"type":"string","minLength":16,"maxLength":200,"pattern":"^[A-Za-z0-9._:-]{16,200}$","description":"Optional retry key. Reuse it only to retry this exact call; the retry returns the original run and starts nothing new. Never put personal data in it."}},"required":["note"],"additionalProperties":false}`
-	wire := s.wire.String()
+	wire := s.out()
 	if !strings.Contains(wire, `"inputSchema":`+want) {
 		t.Fatalf("run input schema not on the wire as\n%s", want)
 	}
