@@ -229,7 +229,8 @@ func TestLongRunProgressAndWait(t *testing.T) {
 	if rep["status"] != "success" {
 		t.Fatalf("%v", rep)
 	}
-	// No token, no progress.
+	// No token, no progress (late notifications of the first call settle first).
+	time.Sleep(300 * time.Millisecond)
 	n := len(s.prog.all())
 	s.call(tool, map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1500ms"})
 	if len(s.prog.all()) != n {
@@ -289,6 +290,7 @@ func TestSecondServerWaitsForFirst(t *testing.T) {
 
 func TestConcurrentRunsUnmixed(t *testing.T) {
 	e, o := runEnv(t)
+	o.RunWait = 120 // 32 processes on a loaded 2-core machine
 	s := start(t, o)
 	tool := s.runTool()
 	scen := []struct{ scenario, status string }{
