@@ -388,8 +388,17 @@ func (m *runManager) finish(lr *liveRun, t terminal) {
 
 func (m *runManager) drop(lr *liveRun) {
 	if m.s.opts.AllowProtectedExport {
+		// Tails of ended runs stay in memory for protected export, bounded
+		// to the most recent maxFinished runs (older ones report null).
 		m.s.finishedMu.Lock()
+		if _, ok := m.s.finished[lr.id]; !ok {
+			m.s.finishedOrder = append(m.s.finishedOrder, lr.id)
+		}
 		m.s.finished[lr.id] = lr
+		for len(m.s.finishedOrder) > maxFinished {
+			delete(m.s.finished, m.s.finishedOrder[0])
+			m.s.finishedOrder = m.s.finishedOrder[1:]
+		}
 		m.s.finishedMu.Unlock()
 	}
 	m.mu.Lock()
@@ -521,6 +530,9 @@ func (s *Server) waitRun(ctx context.Context, req *mcp.CallToolRequest, runID st
 		}
 	}
 }
+
+// maxFinished bounds the ended runs whose protected tails are kept.
+const maxFinished = 256
 
 // recordGrace bounds how long a replay waits for the record of a run whose
 // binding was just published by a concurrent call.

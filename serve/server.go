@@ -110,8 +110,9 @@ type Server struct {
 	closeOnce   sync.Once
 	ownerFile   *os.File
 
-	finishedMu sync.Mutex
-	finished   map[string]*liveRun // export mode: tails of ended runs
+	finishedMu    sync.Mutex
+	finished      map[string]*liveRun // export mode: tails of ended runs
+	finishedOrder []string
 
 	sessMu   sync.Mutex
 	sessions map[*mcp.ServerSession]string
