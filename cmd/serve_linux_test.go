@@ -58,8 +58,7 @@ func TestServeKill9Reconciles(t *testing.T) {
 		t.Fatalf("record %s", data)
 	}
 	cmd.Process.Kill()
-	cmd.Wait()
-	cs.Close()
+	cs.Close() // the CommandTransport reaps the killed server
 	if !pidRunning(rec.PID) {
 		t.Fatal("the fake Flow did not survive the server (test premise)")
 	}
