@@ -88,10 +88,10 @@ func TestPreviousRegistryChain(t *testing.T) {
 // The P-256 key-id derivation vector of spec §2.
 func TestP256KeyIDVector(t *testing.T) {
 	d, _ := hex.DecodeString("2f29c1f30c9db50a15e08ddd4f5f49d1f5c621d40ad72835d11065448148d8c7")
-	k := new(ecdsa.PrivateKey)
-	k.Curve = elliptic.P256()
-	k.D = new(big.Int).SetBytes(d)
-	k.X, k.Y = k.Curve.ScalarBaseMult(d)
+	k, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	spki, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	if err != nil {
 		t.Fatal(err)

@@ -884,11 +884,9 @@ func (r *run) evalWorkflowRow(ctx context.Context, o *object, a *admission, copi
 	if f := checkWorkflow(a); f != nil {
 		return f
 	}
-	if copies != nil {
-		for k, v := range copies {
-			if !jsonEqual(v, o.doc[k]) {
-				return mm("projection_mismatch")
-			}
+	for k, v := range copies {
+		if !jsonEqual(v, o.doc[k]) {
+			return mm("projection_mismatch")
 		}
 	}
 	if f := r.bindTrust(s); f != nil {

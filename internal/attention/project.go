@@ -363,8 +363,6 @@ func str(v json.RawMessage) (string, bool) {
 
 func isTrue(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "true" }
 
-func isNull(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "null" }
-
 func arrayLen(v json.RawMessage) int {
 	var a []json.RawMessage
 	if json.Unmarshal(v, &a) != nil {

@@ -34,11 +34,6 @@ type harness struct {
 	record    string
 }
 
-var (
-	flowOnce sync.Once
-	flowPath string
-)
-
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	root := t.TempDir()
@@ -330,7 +325,7 @@ func TestHugeOutput(t *testing.T) {
 		if n := len([]rune(s)); n != TailChars {
 			t.Errorf("%s tail has %d characters, want %d", name, n, TailChars)
 		}
-		if !strings.Contains(s, "flow output line flow output line") || strings.Trim(s, "flow output line\n") != "" {
+		if !strings.Contains(s, "flow output line flow output line") || strings.Trim(s, "flowutpine \n") != "" {
 			t.Errorf("%s tail is not the fake's output", name)
 		}
 	}

@@ -306,9 +306,10 @@ func Generate(o Options) *Root {
 	}
 	if o.KMS {
 		d, _ := hex.DecodeString("2f29c1f30c9db50a15e08ddd4f5f49d1f5c621d40ad72835d11065448148d8c7")
-		k := &ecdsa.PrivateKey{D: new(big.Int).SetBytes(d)}
-		k.Curve = elliptic.P256()
-		k.X, k.Y = k.Curve.ScalarBaseMult(d)
+		k, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
+		if err != nil {
+			panic("ledgergen: fixed P-256 test key: " + err.Error())
+		}
 		r.KMSKey = k
 		der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
 		point, _ := k.PublicKey.Bytes()
