@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,12 +64,11 @@ const (
 
 // placeholderSchema stands for a tool's schemas inside the SDK; the wire
 // carries the raw bytes (toolEntry.inRaw, outRaw).
-// The input placeholder is raw bytes: the SDK re-marshals input schemas
-// twice at AddTool, which is cheapest for a 17-byte literal.
-var (
-	placeholderSchema = &jsonschema.Schema{Type: "object"}
-	placeholderInput  = json.RawMessage(`{"type":"object"}`)
-)
+// Both are a *jsonschema.Schema: for any other type AddTool re-marshals the
+// input schema through a decoder that allocates 32 KiB per call (33 MB for
+// 1,000 run tools), while a *jsonschema.Schema is only type-checked. Raw
+// handlers never validate against it; dispatch validates arguments itself.
+var placeholderSchema = &jsonschema.Schema{Type: "object"}
 
 type toolEntry struct {
 	inRaw  json.RawMessage
@@ -194,15 +194,33 @@ func (s *Server) registerTools() {
 		}
 	}
 	slices.SortFunc(avail, func(a, b *workflow) int { return strings.Compare(a.id, b.id) })
+	// Run tools share their output schema, and their input schema and
+	// description per distinct parameter list and step count: build each
+	// once (the bytes are only read, by the tools/list middleware).
+	outcome := runOutcomeSchema(export)
+	inputs := map[string]json.RawMessage{}
+	descs := map[int]string{}
 	for _, w := range avail {
-		var name *string
-		if export {
-			name = w.name
+		var kb strings.Builder
+		for _, p := range w.params {
+			kb.WriteString(strconv.Itoa(len(p)) + ":" + p)
 		}
-		s.addTool("run_"+w.id, "Run workflow", kindRunPerWorkflow, w,
-			runDescription(w.stepCount, name, export),
-			runToolInput(w.params, s.opts.AllowURLOverride, s.opts.AllowSyntheticRecordedDefaults),
-			runOutcomeSchema(export), annRun, true)
+		key := kb.String()
+		input, ok := inputs[key]
+		if !ok {
+			input = runToolInput(w.params, s.opts.AllowURLOverride, s.opts.AllowSyntheticRecordedDefaults)
+			inputs[key] = input
+		}
+		var desc string
+		if export && w.name != nil {
+			desc = runDescription(w.stepCount, w.name, export)
+		} else if d, ok := descs[w.stepCount]; ok {
+			desc = d
+		} else {
+			desc = runDescription(w.stepCount, nil, export)
+			descs[w.stepCount] = desc
+		}
+		s.addTool("run_"+w.id, "Run workflow", kindRunPerWorkflow, w, desc, input, outcome, annRun, true)
 	}
 }
 
@@ -234,7 +252,7 @@ func (s *Server) addTool(name, title string, kind toolKind, w *workflow, desc st
 		Name:         name,
 		Title:        title,
 		Description:  desc,
-		InputSchema:  placeholderInput,
+		InputSchema:  placeholderSchema,
 		OutputSchema: placeholderSchema,
 		Annotations:  ann,
 	}
