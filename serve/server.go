@@ -70,6 +70,14 @@ const (
 // handlers never validate against it; dispatch validates arguments itself.
 var placeholderSchema = &jsonschema.Schema{Type: "object"}
 
+// placeholderInput is the input placeholder. AddTool still re-marshals it
+// once for the HTTP-only x-mcp-header check (another 32 KiB decoder buffer
+// per tool); its Default does not encode, so that check sees no properties
+// and returns at once. It never reaches the wire: the tools/list middleware
+// replaces it with toolEntry.inRaw for every registered tool (the goldens
+// would fail otherwise), and raw handlers are never validated against it.
+var placeholderInput = &jsonschema.Schema{Type: "object", Default: json.RawMessage("!")}
+
 type toolEntry struct {
 	inRaw  json.RawMessage
 	outRaw json.RawMessage
@@ -252,7 +260,7 @@ func (s *Server) addTool(name, title string, kind toolKind, w *workflow, desc st
 		Name:         name,
 		Title:        title,
 		Description:  desc,
-		InputSchema:  placeholderSchema,
+		InputSchema:  placeholderInput,
 		OutputSchema: placeholderSchema,
 		Annotations:  ann,
 	}
