@@ -269,19 +269,6 @@ func (s *session) runTool() string {
 	return ""
 }
 
-// waitTerminal polls get_run_report until the run is terminal.
-func (s *session) waitTerminal(runID string) map[string]any {
-	s.t.Helper()
-	for range 100 {
-		r := s.call("get_run_report", map[string]any{"run_id": runID, "wait_ms": 2000})
-		if r["status"] != "running" {
-			return r
-		}
-	}
-	s.t.Fatal("run never became terminal")
-	return nil
-}
-
 func t_ctx() context.Context { return context.Background() }
 
 // out is everything the server wrote on the wire (the logging transport's

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
@@ -57,10 +56,6 @@ type stateDir struct{ dir string }
 
 func (d stateDir) recordPath(runID string) string {
 	return filepath.Join(d.dir, "runs", runID+".json")
-}
-
-func (d stateDir) paramsPath(runID string) string {
-	return filepath.Join(d.dir, "tmp", "params-"+runID+".json")
 }
 
 func (d stateDir) writeRecord(r *runRecord) error {
@@ -238,21 +233,4 @@ func (i *idempotency) lookup(key string) (*binding, error) {
 func (i *idempotency) publish(key string, b binding) error {
 	data, _ := json.Marshal(b)
 	return createOnce(i.path(key), data)
-}
-
-// sweepTmp deletes orphaned parameter files (startup step 6). Files of runs
-// that a live owner still runs are kept.
-func (d stateDir) sweepTmp(keep func(runID string) bool) {
-	ents, err := os.ReadDir(filepath.Join(d.dir, "tmp"))
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		name := e.Name()
-		runID := strings.TrimSuffix(strings.TrimPrefix(name, "params-"), ".json")
-		if strings.HasPrefix(name, "params-") && runIDRE.MatchString(runID) && keep(runID) {
-			continue
-		}
-		_ = os.Remove(filepath.Join(d.dir, "tmp", name))
-	}
 }

@@ -164,7 +164,6 @@ type asyncWriter struct {
 	full chan []byte
 	free chan []byte
 	done chan error
-	err  error
 }
 
 const asyncBufSize = 4 << 20

@@ -173,7 +173,7 @@ func expectedDigest(file, flag string) (string, string, error) {
 	if flag != "" {
 		d := strings.ToLower(strings.TrimPrefix(flag, "sha256:"))
 		if !hexDigest.MatchString(d) {
-			return "", "", fmt.Errorf("%w: --sha256 must be 64 hex digits, optionally prefixed sha256:", ErrOption)
+			return "", "", fmt.Errorf("%w: --sha256 must be 64 hex digits (a sha256: prefix is allowed)", ErrOption)
 		}
 		return d, "flag", nil
 	}
@@ -441,7 +441,7 @@ func (w *walker) tarZst(f *os.File) error {
 		}
 		var dir bool
 		switch hdr.Typeflag {
-		case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // TypeRegA is what old writers emit
+		case tar.TypeReg: // archive/tar reports old TypeRegA entries as TypeReg
 		case tar.TypeDir:
 			dir = true
 		case tar.TypeSymlink:

@@ -21,8 +21,7 @@ import (
 type hm struct {
 	name string
 	body string
-	size int64 // declared size when body is not used (tar)
-	typ  byte  // tar typeflag (0 = regular)
+	typ  byte // tar typeflag (0 = regular)
 	mode int64
 	link string
 }
