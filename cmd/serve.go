@@ -25,7 +25,7 @@ func newServeCmd(io *IO) *cobra.Command {
 JSON-RPC only; the banner, warnings and logs go to stderr.
 
 Register it with an MCP client, for example:
-  claude mcp add openadapt -- openadapt-agent serve --bundles DIR --allow-run --runs-dir /abs/runs`,
+  claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run --runs-dir /ABSOLUTE/PATH/TO/runs`,
 		Args: noArgs(),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.FlowCLISet = c.Flags().Changed("flow-cli")
