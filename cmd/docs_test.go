@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 // cliDocsDir holds the generated command reference: Markdown under md/ and

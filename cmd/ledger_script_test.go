@@ -8,7 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
 // ledgerGenCmd implements the ledger-gen script command.

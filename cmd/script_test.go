@@ -10,8 +10,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fakeflow"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 // TestMain lets the test binary double as the programs that scripts exec:
@@ -19,7 +19,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"openadapt-agent": func() { os.Exit(Main()) },
-		// The fake Flow (internal/fakeflow): FAKE_FLOW_* picks its behaviour.
+		// The fake Flow (internal/testing/fakeflow): FAKE_FLOW_* picks its behaviour.
 		"openadapt-flow": func() { os.Exit(fakeflow.Main()) },
 	})
 }
@@ -65,7 +65,7 @@ func TestScript(t *testing.T) {
 				}
 			},
 			// ledger-gen DIR [MUTATION] writes a generated evidence root
-			// signed with a test key (internal/ledgergen) and sets
+			// signed with a test key (internal/testing/ledgergen) and sets
 			// LEDGER_PIN to its signer-registry identity. MUTATION is one of
 			// signature, expired, revoked.
 			"ledger-gen": ledgerGenCmd,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
 // TestGateGenerated answers §15 queries against generated workflow ledgers.

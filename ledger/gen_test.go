@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
 // genNow is the generation instant; genAt is T for verification.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
 // Documents a mutation is verified through. Registry mutations use a ledger

@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
 // The legacy empty registry (no signer_registry_history) uses the head form

@@ -19,7 +19,7 @@ import (
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 
-	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
 const (

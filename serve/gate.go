@@ -73,7 +73,7 @@ func later(a, b ledger.WorkflowAdmission) bool {
 func (g *gate) verified() bool { return g.ok }
 
 // testOnlyTrust replaces the pinned trust root in tests of the gate with a
-// generated evidence root (internal/ledgergen).
+// generated evidence root (internal/testing/ledgergen).
 var testOnlyTrust *ledger.Trust
 
 func trust() ledger.Trust {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 	"github.com/OpenAdaptAI/openadapt-agent/ledger"
 )
 

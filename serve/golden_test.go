@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 // TestToolListGolden pins the tools/list wire (§13.2 "golden wire"): names,

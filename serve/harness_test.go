@@ -12,7 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fakeflow"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
 )
 
 func TestMain(m *testing.M) {

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 // copyFixture copies src into dst with normalized permissions (0644 files,

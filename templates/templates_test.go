@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/testutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 // Every template has a golden file; regenerate with

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real MCP clients against the real `openadapt-agent serve` binary over stdio
-# (mcp-surface.md §13.3), with the fake Flow (internal/fakeflow) on PATH:
+# (mcp-surface.md §13.3), with the fake Flow (internal/testing/fakeflow) on PATH:
 #   1. the official TypeScript SDK client (@modelcontextprotocol/sdk@1.32.2):
 #      lists tools, calls every read tool, a run tool and failure cases, and
 #      validates every structuredContent against the declared outputSchema
@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 echo "build: openadapt-agent and the fake openadapt-flow"
 mkdir -p "$tmp/bin"
 go build -o "$tmp/bin/openadapt-agent" ./cmd/openadapt-agent
-go build -o "$tmp/bin/openadapt-flow" ./internal/fakeflow/cmd/fakeflow
+go build -o "$tmp/bin/openadapt-flow" ./internal/testing/fakeflow/cmd/fakeflow
 
 echo "npm: @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0"
 npm install --silent --no-audit --no-fund --prefix "$tmp/npm" \

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	lg "github.com/OpenAdaptAI/openadapt-agent/internal/ledgergen"
+	lg "github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
 func main() {

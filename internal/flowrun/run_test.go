@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fakeflow"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
 )
 
 func TestMain(m *testing.M) {

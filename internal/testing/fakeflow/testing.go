@@ -46,7 +46,7 @@ func Install(t testing.TB) string {
 	return dst
 }
 
-// Build compiles ./internal/fakeflow/cmd/fakeflow with `go build` into a
+// Build compiles ./internal/testing/fakeflow/cmd/fakeflow with `go build` into a
 // fresh directory of t.TempDir() and returns the path of the executable,
 // named [Name]. It needs the go command and the module source (always true
 // under `go test`) and takes a link step per call, so prefer [Install] in
@@ -55,7 +55,7 @@ func Build(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "fakeflow-bin")
 	dst := filepath.Join(dir, Name)
-	cmd := exec.Command("go", "build", "-o", dst, "github.com/OpenAdaptAI/openadapt-agent/internal/fakeflow/cmd/fakeflow")
+	cmd := exec.Command("go", "build", "-o", dst, "github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow/cmd/fakeflow")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("fakeflow: go build: %v\n%s", err, out)
 	}

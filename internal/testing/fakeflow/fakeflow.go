@@ -13,7 +13,7 @@
 //   - other packages (recommended): call [RunIfInvoked] first in TestMain,
 //     then [Install] returns the path of an `openadapt-flow` that re-executes
 //     the test binary (a symlink, or a copy where symlinks fail);
-//   - [Build] runs `go build` of ./internal/fakeflow/cmd/fakeflow into a
+//   - [Build] runs `go build` of ./internal/testing/fakeflow/cmd/fakeflow into a
 //     temporary directory (no TestMain needed; costs a link per call).
 //
 // # Configuration

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fakeflow"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
 )
 
 func main() { os.Exit(fakeflow.Main()) }
