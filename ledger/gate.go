@@ -20,10 +20,12 @@ const (
 	DecisionNotAdmitted = "not_admitted"
 )
 
-// tutorialBundles is the synthetic-tutorial allowlist (spec §15): the
-// bundle_sha256 of the agent's own bundled tutorial. It is empty until the
-// tutorial ships, and never holds the live synthetic digests.
-var tutorialBundles = map[string]bool{}
+// There is no compiled-in synthetic-tutorial allowlist (ledger.md §15 as
+// amended by mcp-surface.md "Amendments of 2026-12-01"): the only tutorial
+// exemption lives in serve, bound to the bundle digest that server prepared
+// itself and recorded in its state directory. The ledger gate never exempts
+// a bundle by digest or by a label such as 0.0.0-synthetic; only the demo
+// profile is exempt here.
 
 // AdmissionDecision answers "is there an active workflow admission for this
 // exact bundle at T?" (spec §15). It is the `admission` member of the JSON
@@ -174,10 +176,6 @@ func (v *Verifier) Admission(ctx context.Context, src Source, q GateQuery) (*Res
 	}
 	if q.Profile == ProfileDemo {
 		exempt("demo_profile")
-		return finish(emptyResult()), nil
-	}
-	if tutorialBundles[q.BundleSHA256] {
-		exempt("synthetic_tutorial")
 		return finish(emptyResult()), nil
 	}
 	res, err := v.Verify(ctx, src)

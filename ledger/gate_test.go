@@ -99,3 +99,33 @@ func TestCheckWorkflowAdmission(t *testing.T) {
 		t.Fatalf("missing path: %v", err)
 	}
 }
+
+// TestGateNeverExemptsTutorial: the ledger has no compiled-in tutorial
+// allowlist. Under standard and regulated, neither the live synthetic
+// digests nor the 0.0.0-synthetic label is ever exempt; the tutorial's
+// exemption lives in serve, bound to the digest that server prepared.
+func TestGateNeverExemptsTutorial(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	v, err := NewVerifier(DefaultTrust(), WithAt(at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digests := []string{
+		"sha256:5fc904f1aef4d7ef01c46141223ffd6f9269d4efc15934aaf3c0c042c56fefff",
+		"sha256:3333333333333333333333333333333333333333333333333333333333333333",
+	}
+	for _, d := range digests {
+		for _, p := range []string{ProfileStandard, ProfileRegulated} {
+			for _, label := range []string{"", "0.0.0-synthetic"} {
+				dec, err := v.Gate(ctx, Embedded(), GateQuery{BundleSHA256: d, BundleVersion: label, Profile: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dec.Decision == DecisionExempt || dec.DetailCode() == "synthetic_tutorial" {
+					t.Errorf("%s %s %q: %+v", d, p, label, dec)
+				}
+			}
+		}
+	}
+}
