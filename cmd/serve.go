@@ -29,14 +29,6 @@ Register it with an MCP client, for example:
 		Args: noArgs(),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.FlowCLISet = c.Flags().Changed("flow-cli")
-			switch o.ToolMode {
-			case "per-workflow", "catalog":
-			default:
-				return usageErrorf("--tool-mode must be per-workflow or catalog")
-			}
-			if o.RunWait < 1 || o.RunWait > 3600 {
-				return usageErrorf("--run-wait must be an integer from 1 to 3600")
-			}
 			o.Version = buildinfo.Version()
 			// Nothing but JSON-RPC may reach stdout: route the process-wide
 			// loggers to stderr.
@@ -46,6 +38,9 @@ Register it with an MCP client, for example:
 			srv, err := serve.New(o, io.Err)
 			if err != nil {
 				var ce *serve.ConfigError
+				if errors.As(err, &ce) && ce.Flag {
+					return usageError(errors.New(ce.Msg))
+				}
 				if errors.As(err, &ce) {
 					fmt.Fprintf(io.Err, "serve: %s\n", oneLine(ce.Msg))
 					return usageError(errCheckFailed)

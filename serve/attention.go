@@ -1,18 +1,18 @@
 package serve
 
-import "github.com/OpenAdaptAI/openadapt-agent/internal/attention"
+import (
+	"context"
+	"maps"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
+)
 
 // Needs Attention (§5.4, §5.5, §6.7), read natively and PHI-safe through
 // internal/attention.
 
-type queueP struct {
-	OpenCount        int              `json:"open_count"`
-	ActionsEnabled   bool             `json:"actions_enabled"`
-	LiveActionsReady bool             `json:"live_actions_ready"`
-	Items            []attention.Item `json:"items"`
-}
-
-func (s *Server) listAttention() (any, *failure) {
+func (s *Server) listAttention(context.Context, *toolCall) (any, *failure) {
 	items := attention.List(s.prep.runsDir)
 	if items == nil {
 		items = []attention.Item{}
@@ -20,13 +20,27 @@ func (s *Server) listAttention() (any, *failure) {
 	return queueP{OpenCount: len(items), Items: items}, nil
 }
 
-func (s *Server) getAttention(args map[string]any, rec *auditRec) (any, *failure) {
-	id, _ := args["attention_id"].(string)
+// attentionIDNotFound makes a malformed id string one more "not found"
+// (§5.5) when the arguments are otherwise valid; only a wrong type is
+// invalid_arguments.
+func attentionIDNotFound(args map[string]any, input *jsonschema.Resolved) *failure {
+	if v, ok := args["attention_id"].(string); ok && !attentionRE.MatchString(v) {
+		probe := maps.Clone(args)
+		probe["attention_id"] = "000000000000000000000000"
+		if input.Validate(probe) == nil {
+			return fail(CodeAttentionNotFound)
+		}
+	}
+	return nil
+}
+
+func (s *Server) getAttention(_ context.Context, c *toolCall) (any, *failure) {
+	id, _ := c.args["attention_id"].(string)
 	it, err := attention.Get(s.prep.runsDir, id)
 	if err != nil {
 		return nil, fail(CodeAttentionNotFound)
 	}
-	rec.AttentionID = &it.ID
+	c.audit.AttentionID = &it.ID
 	return it, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
 
 // auditRec is the typed audit record of §11. The writer accepts only this
@@ -17,31 +19,34 @@ import (
 // passed its pattern and belongs to this server. Handlers set ids only after
 // resolving them, so an unknown caller-supplied id is never recorded.
 type auditRec struct {
-	Tool        *string
-	Status      *string
-	Code        *string
-	Replayed    *bool
-	WorkflowID  *string
-	RunID       *string
-	AttentionID *string
+	Tool     *string
+	Status   *string
+	Code     *string
+	Replayed *bool
+	auditIDs
 }
 
-type auditLine struct {
-	V           int     `json:"v"`
-	TS          string  `json:"ts"`
-	Event       string  `json:"event"`
-	Session     *string `json:"session"`
-	Tool        *string `json:"tool"`
-	Status      *string `json:"status"`
-	Code        *string `json:"code"`
-	IsError     bool    `json:"is_error"`
-	DurationMS  int64   `json:"duration_ms"`
-	Replayed    *bool   `json:"replayed"`
+// auditIDs are the resolved ids of a call or a run.
+type auditIDs struct {
 	WorkflowID  *string `json:"workflow_id"`
 	RunID       *string `json:"run_id"`
 	AttentionID *string `json:"attention_id"`
-	DecisionID  *string `json:"decision_id"`
-	Protocol    *string `json:"protocol"`
+}
+
+type auditLine struct {
+	V          int     `json:"v"`
+	TS         string  `json:"ts"`
+	Event      string  `json:"event"`
+	Session    *string `json:"session"`
+	Tool       *string `json:"tool"`
+	Status     *string `json:"status"`
+	Code       *string `json:"code"`
+	IsError    bool    `json:"is_error"`
+	DurationMS int64   `json:"duration_ms"`
+	Replayed   *bool   `json:"replayed"`
+	auditIDs
+	DecisionID *string `json:"decision_id"`
+	Protocol   *string `json:"protocol"`
 }
 
 type auditLog struct {
@@ -75,7 +80,7 @@ func (a *auditLog) write(l auditLine) {
 	if l.WorkflowID != nil && !workflowIDRE.MatchString(*l.WorkflowID) {
 		l.WorkflowID = nil
 	}
-	if l.RunID != nil && !runIDRE.MatchString(*l.RunID) {
+	if l.RunID != nil && !flowrun.ValidRunID(*l.RunID) {
 		l.RunID = nil
 	}
 	if l.AttentionID != nil && !attentionRE.MatchString(*l.AttentionID) {
@@ -151,7 +156,7 @@ func (s *Server) writeAudit(ss *mcp.ServerSession, rec *auditRec, start time.Tim
 	s.audit.write(auditLine{
 		Event: "tool_call", Session: s.sessionID(ss), Tool: tool, Status: status, Code: rec.Code,
 		IsError: isErr, DurationMS: time.Since(start).Milliseconds(), Replayed: rec.Replayed,
-		WorkflowID: rec.WorkflowID, RunID: rec.RunID, AttentionID: rec.AttentionID, Protocol: proto,
+		auditIDs: rec.auditIDs, Protocol: proto,
 	})
 }
 
@@ -159,6 +164,6 @@ func (s *Server) writeAudit(ss *mcp.ServerSession, rec *auditRec, start time.Tim
 func (s *Server) auditRunEnd(workflowID, runID, status string, dur time.Duration) {
 	s.audit.write(auditLine{
 		Event: "run_end", Status: &status, DurationMS: dur.Milliseconds(),
-		WorkflowID: &workflowID, RunID: &runID,
+		auditIDs: auditIDs{WorkflowID: &workflowID, RunID: &runID},
 	})
 }

@@ -44,7 +44,6 @@ var (
 	paramNameRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 	workflowIDRE = regexp.MustCompile(`^workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
 	runShapedRE  = regexp.MustCompile(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
-	runIDRE      = regexp.MustCompile(`^run-[0-9a-f]{24}$`)
 	attentionRE  = regexp.MustCompile(`^[0-9a-f]{24}$`)
 	idemKeyRE    = regexp.MustCompile(`^[A-Za-z0-9._:-]{16,200}$`)
 )

@@ -139,25 +139,56 @@ func admissionMessage(reason string) string {
 	return "No active workflow admission covers this exact bundle (ledger reason: " + reason + "). Nothing was executed."
 }
 
-// Fixed notes and run messages (§5.1, §7.4, §8).
+// messageKey names the fixed copy of a frozen outcome (§8 "Messages"). It is
+// stored in the run record, so its values are part of the record format.
+type messageKey string
+
+const (
+	keySuccess                   messageKey = "success"
+	keyHaltHalted                messageKey = "halt_halted"
+	keyHaltCompletedUnverified   messageKey = "halt_completed_unverified"
+	keyHaltRolledBack            messageKey = "halt_rolled_back"
+	keyHaltNoReport              messageKey = "halt_no_report"
+	keyHalt                      messageKey = "halt"
+	keyRefused                   messageKey = "refused"
+	keyTimeout                   messageKey = "timeout"
+	keyUnsignedProductionSuccess messageKey = "unsigned_production_success"
+	keyInterrupted               messageKey = "interrupted"
+	keyError                     messageKey = "error"
+)
+
+// runMessages is the fixed copy of each message key (§7.4, §8).
+var runMessages = map[messageKey]string{
+	keySuccess:                   "The governed run completed and its persisted report confirms verified success.",
+	keyHaltHalted:                "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence.",
+	keyHaltCompletedUnverified:   "The run completed, but its persisted evidence did not prove verified success. Review it locally before any retry.",
+	keyHaltRolledBack:            "The configured compensating action completed. Review the local evidence before any further action.",
+	keyHaltNoReport:              "The run ended without a report. Its live effect is uncertain; inspect the protected local run before any retry.",
+	keyHalt:                      "The governed run stopped safely instead of guessing. Review the local Needs Attention queue for protected evidence.",
+	keyRefused:                   "A governed admission check refused the run. Nothing was executed.",
+	keyTimeout:                   "The run exceeded its deadline and was stopped. Its live effect is uncertain; inspect the protected local run before any retry.",
+	keyUnsignedProductionSuccess: "The run reported VERIFIED under a production profile, so its effect was verified, but this local server cannot mint a Seal. Unsigned production success is failure: do not report it as done, and do not retry or repeat it.",
+	keyInterrupted:               "The server stopped while this run was in progress, so it was interrupted. Its live effect is uncertain; inspect the protected local run before any retry.",
+	keyError:                     "The run could not produce a trustworthy terminal result. Inspect the protected local logs and run evidence.",
+}
+
+// text is the fixed copy of k; a key this build does not know (a record
+// written by another version) gets the generic error copy.
+func (k messageKey) text() string {
+	if m, ok := runMessages[k]; ok {
+		return m
+	}
+	return runMessages[keyError]
+}
+
+// Fixed notes and other messages (§5.1, §5.2, §7.4).
 const (
 	noteRunToolsDisabled = "Run tools are disabled unless the operator started the server with --allow-run."
 
-	msgSuccess          = "The governed run completed and its persisted report confirms verified success."
-	msgHaltHalted       = "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence."
-	msgHaltCompletedUnv = "The run completed, but its persisted evidence did not prove verified success. Review it locally before any retry."
-	msgHaltRolledBack   = "The configured compensating action completed. Review the local evidence before any further action."
-	msgHaltNoReport     = "The run ended without a report. Its live effect is uncertain; inspect the protected local run before any retry."
-	msgHaltOther        = "The governed run stopped safely instead of guessing. Review the local Needs Attention queue for protected evidence."
-	msgRefused          = "A governed admission check refused the run. Nothing was executed."
-	msgTimeout          = "The run exceeded its deadline and was stopped. Its live effect is uncertain; inspect the protected local run before any retry."
-	msgUnsignedProd     = "The run reported VERIFIED under a production profile, so its effect was verified, but this local server cannot mint a Seal. Unsigned production success is failure: do not report it as done, and do not retry or repeat it."
-	msgErrorOther       = "The run could not produce a trustworthy terminal result. Inspect the protected local logs and run evidence."
-	msgRunning          = "The governed run is still in progress. Call get_run_report with this run_id and wait_ms for its outcome; do not start it again."
-	msgInterrupted      = "The server stopped while this run was in progress, so it was interrupted. Its live effect is uncertain; inspect the protected local run before any retry."
-	msgProgress         = "Governed run in progress."
-	certNotLoaded       = "The local bundle could not be loaded safely."
-	certNotEvaluated    = "Certification was not evaluated by this server."
-	certPassed          = "The configured policy certification passed."
-	certNotPassed       = "The configured policy certification did not pass."
+	msgRunning       = "The governed run is still in progress. Call get_run_report with this run_id and wait_ms for its outcome; do not start it again."
+	msgProgress      = "Governed run in progress."
+	certNotLoaded    = "The local bundle could not be loaded safely."
+	certNotEvaluated = "Certification was not evaluated by this server."
+	certPassed       = "The configured policy certification passed."
+	certNotPassed    = "The configured policy certification did not pass."
 )

@@ -17,6 +17,18 @@
 // fail-closed `run` as a child process); the server never executes anything
 // itself. There is no HTTP listener.
 //
+// Map. server.go: New, Banner, Serve, Close. options.go: §1.3 validation.
+// tools.go: registration, schemas bytes, §4.2 order, paging. dispatch.go:
+// receiving middleware (unknown names, audit) and tool middleware (panics,
+// argument decoding and checks, frame bound, output schema). workflows.go,
+// report.go, attention.go: the read tools. runcall.go: the run call
+// pipeline (§7.2) top to bottom; runmanager.go: live runs, waits, shutdown;
+// outcome.go: the one frozen outcome and freeze; state.go, idempotency.go:
+// records, owner locks, reconciliation, bindings; gate.go: admission via
+// ledger; projection.go: every wire value; codes.go: every fixed copy.
+// A run call: transport → dispatch → runcall → runmanager → flowrun →
+// outcomeOf → freeze → projectRun.
+//
 // Stable: [New], [Options], [ConfigError], [Server.Serve], [Server.Banner],
 // [Server.MCPServer], [Server.Close]. Everything else may change.
 package serve

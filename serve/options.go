@@ -7,10 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v2"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
 
 // Options configure a server. cmd fills them from the flags of
@@ -51,8 +52,12 @@ type Options struct {
 
 // ConfigError is a startup configuration error (mcp-surface.md §1.3). Its
 // message is the exact documented copy; cmd prints it as "serve: <message>"
-// and exits 2.
-type ConfigError struct{ Msg string }
+// and exits 2. Flag marks rule 1's flag value errors (--tool-mode,
+// --run-wait), which cmd reports like any other bad flag value.
+type ConfigError struct {
+	Msg  string
+	Flag bool
+}
 
 func (e *ConfigError) Error() string { return e.Msg }
 
@@ -67,8 +72,6 @@ const (
 	ProfileStandard  = "standard"
 	ProfileRegulated = "regulated"
 )
-
-var passEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // withDefaults fills defaults for zero-valued fields.
 func (o Options) withDefaults() Options {
@@ -134,12 +137,12 @@ func validate(o Options) (*prepared, error) {
 	}
 	// 9.
 	for _, n := range o.PassEnv {
-		if !passEnvName.MatchString(n) {
+		if !flowrun.ValidPassEnvName(n) {
 			return nil, configErrorf("--pass-env expects an environment variable name")
 		}
 	}
-	if len(o.PassEnv) > 32 {
-		return nil, configErrorf("--pass-env accepts at most 32 names")
+	if len(o.PassEnv) > flowrun.MaxPassEnv {
+		return nil, configErrorf("--pass-env accepts at most %d names", flowrun.MaxPassEnv)
 	}
 	p := &prepared{}
 	// 10.

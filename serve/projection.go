@@ -1,9 +1,43 @@
 package serve
 
-import "github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
 
 // Allowlist projections (§6). Every wire value is built here from typed
-// fields; protected blocks exist only when protected export is on.
+// fields: the failure envelope F, P and the listings, get_workflow's S, the
+// queue, R and R′. Protected blocks exist only when protected export is on.
+// Shared cores are embedded, in the key order the goldens pin.
+
+// failure is the body of the failure envelope F (§3.1).
+type failure struct {
+	Error failureBody `json:"error"`
+}
+
+type failureBody struct {
+	Code     Code   `json:"code"`
+	Message  string `json:"message"`
+	Recovery string `json:"recovery"`
+}
+
+func fail(code Code) *failure {
+	c, ok := copyFor[code]
+	if !ok {
+		panic("serve: no copy for code " + string(code))
+	}
+	return &failure{failureBody{code, c.message, c.recovery}}
+}
+
+func failAdmission(reason string) *failure {
+	f := fail(CodeAdmissionRequired)
+	f.Error.Message = admissionMessage(reason)
+	return f
+}
 
 type paramP struct {
 	Name     string `json:"name"`
@@ -20,43 +54,49 @@ type workflowProtectedP struct {
 	LoadError      *string           `json:"load_error"`
 }
 
+// workflowCoreP is the part of P that get_workflow's S shares.
+type workflowCoreP struct {
+	ID         string   `json:"id"`
+	Available  bool     `json:"available"`
+	StepCount  *int     `json:"step_count"`
+	Parameters []paramP `json:"parameters"`
+	Encrypted  bool     `json:"encrypted"`
+	Admission  string   `json:"admission"`
+}
+
 // workflowP is P (§5.1).
 type workflowP struct {
-	ID         string              `json:"id"`
-	Available  bool                `json:"available"`
-	StepCount  *int                `json:"step_count"`
-	Parameters []paramP            `json:"parameters"`
-	Encrypted  bool                `json:"encrypted"`
-	Admission  string              `json:"admission"`
-	Protected  *workflowProtectedP `json:"protected,omitempty"`
+	workflowCoreP
+	Protected *workflowProtectedP `json:"protected,omitempty"`
 }
 
 type listingProtectedP struct {
 	BundlesDir string `json:"bundles_dir"`
 }
 
+// listingHeadP opens list_workflows' and search_workflows' S.
+type listingHeadP struct {
+	SchemaVersion            int    `json:"schema_version"`
+	RunToolsEnabled          bool   `json:"run_tools_enabled"`
+	ProtectedExportEnabled   bool   `json:"protected_export_enabled"`
+	SyntheticDefaultsEnabled bool   `json:"synthetic_recorded_defaults_enabled"`
+	AdmissionGate            string `json:"admission_gate"`
+}
+
 type listWorkflowsP struct {
-	SchemaVersion            int                `json:"schema_version"`
-	RunToolsEnabled          bool               `json:"run_tools_enabled"`
-	ProtectedExportEnabled   bool               `json:"protected_export_enabled"`
-	SyntheticDefaultsEnabled bool               `json:"synthetic_recorded_defaults_enabled"`
-	AdmissionGate            string             `json:"admission_gate"`
-	Workflows                []workflowP        `json:"workflows"`
-	Note                     *string            `json:"note"`
-	Protected                *listingProtectedP `json:"protected,omitempty"`
+	listingHeadP
+	Workflows []workflowP        `json:"workflows"`
+	Note      *string            `json:"note"`
+	Protected *listingProtectedP `json:"protected,omitempty"`
 }
 
 type searchWorkflowsP struct {
-	SchemaVersion            int                `json:"schema_version"`
-	RunToolsEnabled          bool               `json:"run_tools_enabled"`
-	ProtectedExportEnabled   bool               `json:"protected_export_enabled"`
-	SyntheticDefaultsEnabled bool               `json:"synthetic_recorded_defaults_enabled"`
-	AdmissionGate            string             `json:"admission_gate"`
-	TotalMatches             int                `json:"total_matches"`
-	Workflows                []workflowP        `json:"workflows"`
-	NextCursor               *string            `json:"next_cursor"`
-	Note                     *string            `json:"note"`
-	Protected                *listingProtectedP `json:"protected,omitempty"`
+	listingHeadP
+	TotalMatches int                `json:"total_matches"`
+	Workflows    []workflowP        `json:"workflows"`
+	NextCursor   *string            `json:"next_cursor"`
+	Note         *string            `json:"note"`
+	Protected    *listingProtectedP `json:"protected,omitempty"`
 }
 
 type certProtectedP struct {
@@ -73,26 +113,39 @@ type certificationP struct {
 
 // getWorkflowP is get_workflow's S (§5.2).
 type getWorkflowP struct {
-	ID            string              `json:"id"`
-	Available     bool                `json:"available"`
-	StepCount     *int                `json:"step_count"`
-	Parameters    []paramP            `json:"parameters"`
-	Encrypted     bool                `json:"encrypted"`
-	Admission     string              `json:"admission"`
+	workflowCoreP
 	SchemaVersion *int                `json:"schema_version"`
 	Certification certificationP      `json:"certification"`
 	Protected     *workflowProtectedP `json:"protected,omitempty"`
 }
 
+// listingHead is the head of a listing.
+func (s *Server) listingHead() listingHeadP {
+	return listingHeadP{
+		SchemaVersion:            1,
+		RunToolsEnabled:          s.opts.AllowRun,
+		ProtectedExportEnabled:   s.opts.AllowProtectedExport,
+		SyntheticDefaultsEnabled: s.opts.AllowSyntheticRecordedDefaults,
+		AdmissionGate:            s.gateName(),
+	}
+}
+
+func (s *Server) listingProtected() *listingProtectedP {
+	if !s.opts.AllowProtectedExport {
+		return nil
+	}
+	return &listingProtectedP{BundlesDir: s.opts.Bundles}
+}
+
 // projectWorkflow builds P for w.
 func (s *Server) projectWorkflow(w *workflow) workflowP {
-	p := workflowP{
+	p := workflowP{workflowCoreP: workflowCoreP{
 		ID:         w.id,
 		Available:  w.available,
 		Parameters: []paramP{},
 		Encrypted:  w.encrypted,
 		Admission:  s.admissionState(w),
-	}
+	}}
 	if w.available {
 		n := w.stepCount
 		p.StepCount = &n
@@ -167,7 +220,8 @@ type runProtectedP struct {
 	StderrTail *string `json:"stderr_tail"`
 }
 
-type runOutcomeP struct {
+// runCoreP is the part of R that R′ shares.
+type runCoreP struct {
 	SchemaVersion    int             `json:"schema_version"`
 	Status           string          `json:"status"`
 	Success          bool            `json:"success"`
@@ -179,9 +233,14 @@ type runOutcomeP struct {
 	EffectVerified   *bool           `json:"effect_verified,omitempty"`
 	Sealed           bool            `json:"sealed"`
 	RequiresSeal     bool            `json:"requires_seal"`
-	Replayed         bool            `json:"replayed"`
-	NeedsAttention   *attentionSlot  `json:"needs_attention,omitempty"`
-	Protected        *runProtectedP  `json:"protected,omitempty"`
+}
+
+// runOutcomeP is R (§5.6).
+type runOutcomeP struct {
+	runCoreP
+	Replayed       bool           `json:"replayed"`
+	NeedsAttention *attentionSlot `json:"needs_attention,omitempty"`
+	Protected      *runProtectedP `json:"protected,omitempty"`
 }
 
 // attentionSlot serializes as the item A or as null; a nil *attentionSlot
@@ -201,17 +260,104 @@ type reportProtectedP struct {
 	ReportOmitted bool   `json:"report_omitted"`
 }
 
+// runReportP is R′ (§5.3).
 type runReportP struct {
-	SchemaVersion    int               `json:"schema_version"`
-	Status           string            `json:"status"`
-	Success          bool              `json:"success"`
-	WorkflowID       string            `json:"workflow_id"`
-	RunID            string            `json:"run_id"`
-	Message          string            `json:"message"`
-	Summary          flowrun.Summary   `json:"summary"`
-	ExecutionOutcome string            `json:"execution_outcome,omitempty"`
-	EffectVerified   *bool             `json:"effect_verified,omitempty"`
-	Sealed           bool              `json:"sealed"`
-	RequiresSeal     bool              `json:"requires_seal"`
-	Protected        *reportProtectedP `json:"protected,omitempty"`
+	runCoreP
+	Protected *reportProtectedP `json:"protected,omitempty"`
+}
+
+type queueP struct {
+	OpenCount        int              `json:"open_count"`
+	ActionsEnabled   bool             `json:"actions_enabled"`
+	LiveActionsReady bool             `json:"live_actions_ready"`
+	Items            []attention.Item `json:"items"`
+}
+
+// runCore projects a run record: "running" until its outcome is frozen.
+func runCore(r *runRecord) runCoreP {
+	out := runCoreP{SchemaVersion: 1, WorkflowID: r.WorkflowID, RunID: r.RunID, Sealed: false, RequiresSeal: true}
+	if r.Phase != phaseTerminal || r.Outcome == nil {
+		out.Status = "running"
+		out.Message = msgRunning
+		return out
+	}
+	o := r.Outcome
+	out.Status = string(o.Status)
+	out.Success = o.Status == flowrun.StatusSuccess
+	out.Message = o.MessageKey.text()
+	out.Summary = o.Summary
+	out.ExecutionOutcome = o.ExecutionOutcome
+	if o.EffectVerified {
+		out.EffectVerified = boolPtr(true)
+	}
+	return out
+}
+
+// projectRun builds R from a record; a halted run carries its fresh Needs
+// Attention item (or null).
+func (s *Server) projectRun(r *runRecord, replayed bool) runOutcomeP {
+	out := runOutcomeP{runCoreP: runCore(r), Replayed: replayed}
+	if r.Outcome != nil && r.Outcome.Status == flowrun.StatusHalt && r.Phase == phaseTerminal {
+		out.NeedsAttention = &attentionSlot{item: s.attentionForRun(r.RunID)}
+	}
+	if s.opts.AllowProtectedExport {
+		out.Protected = s.protectedRun(r)
+	}
+	return out
+}
+
+func (s *Server) protectedRun(r *runRecord) *runProtectedP {
+	p := &runProtectedP{RunDir: filepath.Join(s.prep.runsDir, r.RunID), ExitCode: r.ExitCode}
+	if w := s.cat.byID[r.WorkflowID]; w != nil {
+		p.Workflow = w.name
+	}
+	if lr := s.runs.get(r.RunID); lr != nil {
+		p.Detail = "The run is still in progress."
+		return p
+	}
+	status := "running"
+	if r.Outcome != nil {
+		status = string(r.Outcome.Status)
+	}
+	p.Detail = "Outcome " + strings.ReplaceAll(status, "_", " ") + "."
+	fin := s.runs.endedRun(r.RunID)
+	if fin == nil {
+		return p
+	}
+	fin.mu.Lock()
+	defer fin.mu.Unlock()
+	if res := fin.ended; res != nil {
+		p.StdoutTail, p.StderrTail = &res.StdoutTail, &res.StderrTail
+		if fin.froze {
+			if res.Halt != nil {
+				p.Halt = res.Halt
+			}
+			if res.ReportPath != "" {
+				p.ReportPath = &res.ReportPath
+			}
+			p.Detail = "Flow finished with status " + string(fin.rec.Outcome.Status) + "."
+		}
+	}
+	return p
+}
+
+// projectReport builds R′ from a record.
+func (s *Server) projectReport(r *runRecord) runReportP {
+	out := runReportP{runCoreP: runCore(r)}
+	if !s.opts.AllowProtectedExport {
+		return out
+	}
+	p := &reportProtectedP{RunDir: filepath.Join(s.prep.runsDir, r.RunID)}
+	if data, state, _ := flowrun.ReadReport(s.prep.runsDir, r.RunID); state == flowrun.ReportPresent {
+		if len(data) > 1<<20 {
+			p.ReportOmitted = true
+		} else {
+			var v map[string]any
+			if json.Unmarshal(data, &v) == nil {
+				p.Report = v
+			}
+		}
+	}
+	out.Protected = p
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Schemas are written as JSON text so the wire bytes are exactly the ones
@@ -277,4 +279,27 @@ func runWorkflowInput(urlOverride bool) json.RawMessage {
 	s += `"idempotency_key":` + idemPropSchema + `},
  "required":["workflow_id","params"],"additionalProperties":false}`
 	return compact(s)
+}
+
+// resolveSchema resolves a schema literal for validation. A schema that does
+// not resolve is a programmer error.
+func resolveSchema(raw json.RawMessage) *jsonschema.Resolved {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		panic(fmt.Sprintf("serve: schema does not parse: %v", err))
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("serve: schema does not resolve: %v", err))
+	}
+	return r
+}
+
+// validates reports whether the JSON document data validates against r.
+func validates(r *jsonschema.Resolved, data []byte) bool {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return false
+	}
+	return r.Validate(v) == nil
 }

@@ -1,50 +1,40 @@
 package serve
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
 
-// The agent state directory (§7.1): every file is 0600 and written
-// atomically; create-once files are published with a hard link.
-
-// frozenOutcome is the public outcome frozen at termination (§7.4).
-type frozenOutcome struct {
-	Status           string          `json:"status"`
-	ExecutionOutcome string          `json:"execution_outcome,omitempty"`
-	EffectVerified   bool            `json:"effect_verified,omitempty"`
-	MessageKey       string          `json:"message_key"`
-	Summary          flowrun.Summary `json:"summary"`
-}
+// The agent state directory (§7.1): run records, owner locks and the
+// reconciliation of dead owners' runs at startup. Every file is 0600 and
+// written atomically; create-once files are published with a hard link.
 
 // runRecord is runs/<run_id>.json. It holds no parameter values, URL, names
 // or paths.
 type runRecord struct {
-	SchemaVersion       int            `json:"schema_version"`
-	RunID               string         `json:"run_id"`
-	WorkflowID          string         `json:"workflow_id"`
-	BaseWorkflowID      string         `json:"base_workflow_id"`
-	BundleContentDigest string         `json:"bundle_content_digest"`
-	Owner               string         `json:"owner"`
-	PID                 int            `json:"pid"`
-	PGID                int            `json:"pgid"`
-	LeaderStart         uint64         `json:"leader_start"`
-	StartedAt           string         `json:"started_at"`
-	EndedAt             *string        `json:"ended_at"`
-	Phase               string         `json:"phase"`
-	ExitCode            *int           `json:"exit_code"`
-	Outcome             *frozenOutcome `json:"outcome"`
+	SchemaVersion       int      `json:"schema_version"`
+	RunID               string   `json:"run_id"`
+	WorkflowID          string   `json:"workflow_id"`
+	BaseWorkflowID      string   `json:"base_workflow_id"`
+	BundleContentDigest string   `json:"bundle_content_digest"`
+	Owner               string   `json:"owner"`
+	PID                 int      `json:"pid"`
+	PGID                int      `json:"pgid"`
+	LeaderStart         uint64   `json:"leader_start"`
+	StartedAt           string   `json:"started_at"`
+	EndedAt             *string  `json:"ended_at"`
+	Phase               string   `json:"phase"`
+	ExitCode            *int     `json:"exit_code"`
+	Outcome             *outcome `json:"outcome"`
 }
 
 const (
@@ -165,72 +155,70 @@ func syncDir(dir string) {
 	}
 }
 
-// binding is idem/<hmac>.json (§7.3).
-type binding struct {
-	Digest    string `json:"digest"`
-	RunID     string `json:"run_id"`
-	CreatedAt string `json:"created_at"`
+// owner locks (§7.1)
+
+func (s *Server) ownerPath(id string) string {
+	return filepath.Join(s.state.dir, "owners", id+".lock")
 }
 
-type idempotency struct {
-	dir stateDir
-	key []byte
-}
-
-func (i *idempotency) mac(parts ...[]byte) string {
-	h := hmac.New(sha256.New, i.key)
-	for _, p := range parts {
-		h.Write(p)
+func (s *Server) acquireOwner() error {
+	f, err := os.OpenFile(s.ownerPath(s.instance), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return err
+	}
+	s.ownerFile = f
+	return nil
 }
 
-func (i *idempotency) path(key string) string {
-	return filepath.Join(i.dir.dir, "idem", i.mac([]byte("key\x00"+key))+".json")
-}
-
-// digest is the binding digest over the canonical call (§7.3).
-func (i *idempotency) digest(baseWorkflowID string, params map[string]string, url *string) string {
-	// encoding/json sorts map keys, which is the canonical order here.
-	doc := struct {
-		V        int               `json:"v"`
-		Tool     string            `json:"tool"`
-		Workflow string            `json:"workflow"`
-		Params   map[string]string `json:"params"`
-		URL      *string           `json:"url"`
-	}{1, "run", baseWorkflowID, params, url}
-	b, _ := encodeJSON(doc, false)
-	return i.mac(b)
-}
-
-var errBindingUnreadable = errors.New("idempotency binding unreadable")
-
-// lookup returns the binding for key, or nil. A partial file is retried for
-// up to 1 s (§7.3).
-func (i *idempotency) lookup(key string) (*binding, error) {
-	p := i.path(key)
-	deadline := time.Now().Add(time.Second)
-	for {
-		data, err := readRegular(p, 4096)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		if err == nil {
-			var b binding
-			if json.Unmarshal(data, &b) == nil && runIDRE.MatchString(b.RunID) && b.Digest != "" {
-				return &b, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return nil, errBindingUnreadable
-		}
-		time.Sleep(25 * time.Millisecond)
+func (s *Server) releaseOwner() {
+	if s.ownerFile != nil {
+		os.Remove(s.ownerFile.Name())
+		s.ownerFile.Close()
+		s.ownerFile = nil
 	}
 }
 
-// publish binds key create-once. It returns fs.ErrExist when another call
-// won the race.
-func (i *idempotency) publish(key string, b binding) error {
-	data, _ := json.Marshal(b)
-	return createOnce(i.path(key), data)
+// ownerAlive reports whether the instance id still holds its owner lock.
+func (s *Server) ownerAlive(id string) bool {
+	if id == s.instance {
+		return true
+	}
+	if !attentionRE.MatchString(id) && len(id) != 16 {
+		return false
+	}
+	return ownerLocked(s.ownerPath(id))
+}
+
+// reconcile marks running records of dead owners interrupted and, on Linux,
+// terminates their orphaned process groups (§7.4).
+func (s *Server) reconcile() {
+	ents, err := os.ReadDir(filepath.Join(s.state.dir, "runs"))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		runID, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !flowrun.ValidRunID(runID) {
+			continue
+		}
+		r := s.state.readRecord(runID)
+		if r == nil || r.Phase != phaseRunning || s.ownerAlive(r.Owner) {
+			continue
+		}
+		flowrun.TerminateOrphan(flowrun.Process{PID: r.PID, PGID: r.PGID, StartTime: r.LeaderStart}, 2*time.Second)
+		r.freeze(interrupted, time.Now())
+		_ = s.state.writeRecord(r)
+	}
+	// Remove owner files of dead instances.
+	owners, _ := os.ReadDir(filepath.Join(s.state.dir, "owners"))
+	for _, o := range owners {
+		id, ok := strings.CutSuffix(o.Name(), ".lock")
+		if ok && id != s.instance && !ownerLocked(s.ownerPath(id)) {
+			os.Remove(s.ownerPath(id))
+		}
+	}
 }

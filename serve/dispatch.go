@@ -1,0 +1,225 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Dispatch (§3.1, §11): the receiving middleware answers unknown names and
+// writes one audit line per tools/call; the tool middleware around every
+// handler recovers panics, decodes and checks the arguments, and turns the
+// handler's body into the validated four-part result.
+
+// toolCall is one tools/call as a handler sees it.
+type toolCall struct {
+	req   *mcp.CallToolRequest
+	args  map[string]any // a JSON object, decoded
+	audit *auditRec
+}
+
+// toolHandler is a tool's handler: a success body, or a failure envelope.
+type toolHandler func(ctx context.Context, c *toolCall) (any, *failure)
+
+// receive is the receiving middleware.
+func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			return s.listTools(next(ctx, method, req))
+		}
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		ctr, ok := req.(*mcp.CallToolRequest)
+		if !ok || ctr.Params == nil {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		rec := &auditRec{}
+		name := ctr.Params.Name
+		if _, known := s.tools[name]; !known {
+			f := unknownTool(name, s.opts.AllowRun)
+			if f == nil {
+				s.writeAudit(ctr.Session, rec, start, true)
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgUnknownTool}
+			}
+			res := failed(rec, f)
+			s.writeAudit(ctr.Session, rec, start, true)
+			return res, nil
+		}
+		rec.Tool = &name
+		res, err := next(context.WithValue(ctx, auditKey{}, rec), method, req)
+		var isErr bool
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
+			isErr = r.IsError
+		}
+		s.writeAudit(ctr.Session, rec, start, isErr)
+		return res, err
+	}
+}
+
+// unknownTool answers a tools/call of a name that is not registered: a
+// run-shaped name gets a failure envelope (§3.1), anything else nil (a
+// JSON-RPC invalid-params error).
+func unknownTool(name string, runEnabled bool) *failure {
+	if !runShapedRE.MatchString(name) && name != "run_local_quickstart" && name != toolRunWorkflow {
+		return nil
+	}
+	if !runEnabled {
+		return fail(CodeRunToolsDisabled)
+	}
+	return fail(CodeUnknownWorkflow)
+}
+
+type auditKey struct{}
+
+func auditFrom(ctx context.Context) *auditRec {
+	if r, ok := ctx.Value(auditKey{}).(*auditRec); ok {
+		return r
+	}
+	return &auditRec{}
+}
+
+// decodeArguments parses the arguments: absent arguments are an empty
+// object; anything but an object is invalid_arguments.
+func decodeArguments(next toolHandler) toolHandler {
+	return func(ctx context.Context, c *toolCall) (any, *failure) {
+		raw := c.req.Params.Arguments
+		if len(raw) == 0 || string(raw) == "null" {
+			c.args = map[string]any{}
+			return next(ctx, c)
+		}
+		if err := json.Unmarshal(raw, &c.args); err != nil || c.args == nil {
+			return nil, fail(CodeInvalidArguments)
+		}
+		return next(ctx, c)
+	}
+}
+
+// checkArguments validates the arguments against the input schema, after
+// the tool's precheck (which decides some failures from the raw values).
+func checkArguments(input *jsonschema.Resolved, precheck func(map[string]any, *jsonschema.Resolved) *failure, next toolHandler) toolHandler {
+	return func(ctx context.Context, c *toolCall) (any, *failure) {
+		if precheck != nil {
+			if f := precheck(c.args, input); f != nil {
+				return nil, f
+			}
+		}
+		if input.Validate(c.args) != nil {
+			return nil, fail(CodeInvalidArguments)
+		}
+		return next(ctx, c)
+	}
+}
+
+// toolMiddleware is the outermost layer of every tool: panic recovery, the
+// failure code in the audit record, and the result checks of §3.1 and §12
+// (the frame bound, then the tool's output schema).
+func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		rec := auditFrom(ctx)
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("tool handler panicked", "tool", e.name)
+				res = failed(rec, fail(CodeInternalError))
+			}
+		}()
+		if s.testOnlyPanic == e.name {
+			panic("test panic")
+		}
+		body, f := next(ctx, &toolCall{req: req, audit: rec})
+		if f != nil {
+			return failed(rec, f), nil
+		}
+		compactJSON, err := encodeJSON(body, false)
+		if err != nil {
+			s.log.Error("result did not encode", "tool", e.name)
+			return failed(rec, fail(CodeInternalError)), nil
+		}
+		indented, _ := encodeJSON(body, true)
+		// The frame carries both copies, the text one escaped as a JSON
+		// string (quotes and newlines double); keep it under 4 MiB (§12).
+		if len(compactJSON)+2*len(indented)+1024 > MaxFrameBytes {
+			return failed(rec, fail(CodeResultTooLarge)), nil
+		}
+		if !validates(e.output, compactJSON) {
+			s.log.Error("result does not validate against its output schema", "tool", e.name)
+			return failed(rec, fail(CodeInternalError)), nil
+		}
+		return toolResult(compactJSON, indented, false), nil
+	}
+}
+
+// failed records f's code in the audit record and returns its result.
+func failed(rec *auditRec, f *failure) *mcp.CallToolResult {
+	c := string(f.Error.Code)
+	rec.Code = &c
+	return failureResult(f)
+}
+
+// encodeJSON marshals v without HTML escaping, compact or with 2-space
+// indentation.
+func encodeJSON(v any, indent bool) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// toolResult builds the four-part result of §3.1 from a body's two
+// encodings.
+func toolResult(compactJSON, indented []byte, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(indented)}},
+		StructuredContent: json.RawMessage(compactJSON),
+		IsError:           isError,
+	}
+}
+
+// failureResult is the result for a failure envelope, with no tool schema
+// check (also used for unknown run-shaped names, which have no tool).
+func failureResult(f *failure) *mcp.CallToolResult {
+	c, _ := encodeJSON(f, false)
+	i, _ := encodeJSON(f, true)
+	return toolResult(c, i, true)
+}
+
+// sdkLogger is the go-sdk's logger: stderr, WARN and above, with every
+// attribute dropped, so caller-supplied method names never reach stderr
+// (§1.2).
+func sdkLogger(w io.Writer) *slog.Logger {
+	return slog.New(&dropAttrsHandler{w: w})
+}
+
+type dropAttrsHandler struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (h *dropAttrsHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (h *dropAttrsHandler) Handle(_ context.Context, r slog.Record) error {
+	// The message itself may be formatted by the SDK with caller text; only
+	// fixed level information is kept.
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := fmt.Fprintf(h.w, "serve: mcp sdk %s\n", strings.ToLower(r.Level.String()))
+	return err
+}
+func (h *dropAttrsHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *dropAttrsHandler) WithGroup(string) slog.Handler      { return h }

@@ -1,0 +1,75 @@
+package serve
+
+import (
+	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
+
+// outcome is the public outcome of a run, frozen into its record when the
+// run becomes terminal (§7.4) and never reclassified. It is the only form an
+// outcome takes between internal/flowrun and the projection of R and R′.
+type outcome struct {
+	Status           flowrun.Status  `json:"status"`
+	ExecutionOutcome string          `json:"execution_outcome,omitempty"`
+	EffectVerified   bool            `json:"effect_verified,omitempty"`
+	MessageKey       messageKey      `json:"message_key"`
+	Summary          flowrun.Summary `json:"summary"`
+}
+
+// interrupted is the outcome of a run the server stopped: at shutdown, when
+// a run is reserved during shutdown, and for a dead owner's run found at
+// startup (§7.4).
+var interrupted = outcome{Status: flowrun.StatusInterrupted, MessageKey: keyInterrupted}
+
+// outcomeOf classifies a flowrun result into its public outcome and message
+// key (§8 "Messages"). Refused, timed-out and interrupted runs carry no
+// execution outcome, effect or summary.
+func outcomeOf(res flowrun.Result) outcome {
+	o := outcome{Status: res.Status, ExecutionOutcome: res.Outcome, EffectVerified: res.EffectVerified, Summary: res.Summary}
+	switch res.Status {
+	case flowrun.StatusSuccess:
+		o.MessageKey = keySuccess
+	case flowrun.StatusHalt:
+		switch {
+		case res.Reason == flowrun.ReasonNoReport:
+			o.MessageKey = keyHaltNoReport
+		case res.Outcome == flowrun.OutcomeHalted:
+			o.MessageKey = keyHaltHalted
+		case res.Outcome == flowrun.OutcomeCompletedUnverified:
+			o.MessageKey = keyHaltCompletedUnverified
+		case res.Outcome == flowrun.OutcomeRolledBack:
+			o.MessageKey = keyHaltRolledBack
+		default:
+			o.MessageKey = keyHalt
+		}
+	case flowrun.StatusRefused:
+		return outcome{Status: res.Status, MessageKey: keyRefused}
+	case flowrun.StatusTimeout:
+		return outcome{Status: res.Status, MessageKey: keyTimeout}
+	case flowrun.StatusInterrupted:
+		return interrupted
+	default:
+		o.Status = flowrun.StatusError
+		if res.Reason == flowrun.ReasonUnsignedProductionSuccess {
+			o.MessageKey = keyUnsignedProductionSuccess
+		} else {
+			o.MessageKey = keyError
+			o.EffectVerified = false
+		}
+	}
+	return o
+}
+
+// freeze makes r terminal with o, ended at now. It is the one place an
+// outcome is frozen: the run path, shutdown and restart reconciliation all
+// call it. A terminal record is never changed, so interrupted is never
+// upgraded (§7.4); freeze then reports false.
+func (r *runRecord) freeze(o outcome, now time.Time) bool {
+	if r.Phase == phaseTerminal {
+		return false
+	}
+	ended := now.UTC().Format(time.RFC3339Nano)
+	r.Phase, r.EndedAt, r.Outcome = phaseTerminal, &ended, &o
+	return true
+}

@@ -1,0 +1,242 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net/url"
+	"time"
+	"unicode"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
+
+// The run call pipeline of §7.2, top to bottom. Step 1 (the name is
+// registered and run tools are enabled) is the receiving middleware
+// (dispatch.go); steps 6–8 end in the run manager (runmanager.go).
+
+// runArgs are validated run arguments.
+type runArgs struct {
+	wf     *workflow
+	params map[string]string
+	url    *string // override, nil when absent
+	idem   string
+}
+
+// runPerWorkflow is the handler of the run tool of one workflow (§5.6).
+func (s *Server) runPerWorkflow(w *workflow) toolHandler {
+	return func(ctx context.Context, c *toolCall) (any, *failure) {
+		if f := s.refuseURL(c.args); f != nil {
+			return nil, f
+		}
+		flat := map[string]any{}
+		for k, v := range c.args {
+			if k != "url" && k != "idempotency_key" {
+				flat[k] = v
+			}
+		}
+		return s.runCall(ctx, c, w, flat)
+	}
+}
+
+// runCatalog is run_workflow's handler (§5.8): the workflow is an argument.
+func (s *Server) runCatalog(ctx context.Context, c *toolCall) (any, *failure) {
+	if f := s.refuseURL(c.args); f != nil {
+		return nil, f
+	}
+	for k := range c.args {
+		switch k {
+		case "workflow_id", "params", "url", "idempotency_key":
+		default:
+			return nil, fail(CodeInvalidArguments)
+		}
+	}
+	id, ok := c.args["workflow_id"].(string)
+	if !ok {
+		return nil, fail(CodeInvalidArguments)
+	}
+	flat, ok := c.args["params"].(map[string]any)
+	if !ok {
+		return nil, fail(CodeInvalidArguments)
+	}
+	w := s.cat.lookup(id)
+	if w == nil {
+		return nil, fail(CodeUnknownWorkflow)
+	}
+	if !w.available {
+		return nil, fail(CodeWorkflowUnavailable)
+	}
+	return s.runCall(ctx, c, w, flat)
+}
+
+// refuseURL is checked before anything else: a url argument, whatever its
+// value, when per-call URLs are off.
+func (s *Server) refuseURL(args map[string]any) *failure {
+	if _, has := args["url"]; has && !s.opts.AllowURLOverride {
+		return fail(CodeURLOverrideRefused)
+	}
+	return nil
+}
+
+// runCall is §7.2 steps 2–9 for workflow w with parameters flat.
+func (s *Server) runCall(ctx context.Context, c *toolCall, w *workflow, flat map[string]any) (any, *failure) {
+	// 2. argument validation
+	ra, f := s.runArguments(w, flat, c.args)
+	if f != nil {
+		return nil, f
+	}
+	c.audit.WorkflowID = &w.id
+	// 3. idempotency lookup
+	var digest string
+	if ra.idem != "" {
+		digest = s.idem.digest(w.baseID, ra.params, ra.url)
+		if out, f, hit := s.replayBound(ctx, c, ra.idem, digest); hit {
+			return out, f
+		}
+	}
+	// 4. a fresh full verification of this bundle, then the admission gate
+	if f := s.admitRun(w); f != nil {
+		return nil, f
+	}
+	// 5. resolve Flow
+	flow, err := s.resolveFlow()
+	if err != nil {
+		return nil, fail(CodeFlowNotFound)
+	}
+	// 6. reserve: publish the binding, then write the running record
+	runID := flowrun.NewRunID()
+	if ra.idem != "" {
+		err := s.idem.publish(ra.idem, binding{Digest: digest, RunID: runID, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+		if errors.Is(err, fs.ErrExist) {
+			// A concurrent identical call won the race: this one replays.
+			if out, f, hit := s.replayBound(ctx, c, ra.idem, digest); hit {
+				return out, f
+			}
+			return nil, fail(CodeInternalError)
+		} else if err != nil {
+			return nil, fail(CodeInternalError)
+		}
+	}
+	c.audit.RunID = &runID
+	// 7–8. the parameter file and the spawn belong to the run manager
+	if _, err := s.runs.start(runID, ra, flow); err != nil {
+		// The record could not be written, so nothing was spawned; a key
+		// bound above stays bound forever (§7.2).
+		return nil, fail(CodeInternalError)
+	}
+	// 9. wait, then R
+	return s.waitAndProject(ctx, c, runID, false)
+}
+
+// runArguments applies §5.6's argument rules to a run call: flat holds the
+// workflow parameters, args the whole call (url, idempotency_key).
+func (s *Server) runArguments(w *workflow, flat, args map[string]any) (*runArgs, *failure) {
+	ra := &runArgs{wf: w, params: map[string]string{}}
+	declared := map[string]bool{}
+	for _, p := range w.params {
+		declared[p] = true
+	}
+	for k, v := range flat {
+		str, ok := v.(string)
+		if !ok || !declared[k] {
+			return nil, fail(CodeInvalidArguments)
+		}
+		ra.params[k] = str
+	}
+	if !s.opts.AllowSyntheticRecordedDefaults {
+		for _, p := range w.params {
+			if _, ok := ra.params[p]; !ok {
+				return nil, fail(CodeInvalidArguments)
+			}
+		}
+	}
+	if v, has := args["url"]; has {
+		u, ok := v.(string)
+		if !ok {
+			return nil, fail(CodeInvalidArguments)
+		}
+		if u != "" {
+			if !validOverrideURL(u) {
+				return nil, fail(CodeInvalidArguments)
+			}
+			ra.url = &u
+		}
+	}
+	if v, has := args["idempotency_key"]; has {
+		k, ok := v.(string)
+		if !ok || !idemKeyRE.MatchString(k) {
+			return nil, fail(CodeInvalidArguments)
+		}
+		ra.idem = k
+	}
+	return ra, nil
+}
+
+func validOverrideURL(s string) bool {
+	if len(s) > 2048 {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return false
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	return true
+}
+
+// replayBound looks key up (§7.3): hit is false when it is not bound yet;
+// otherwise the answer is the replay of the bound run, or
+// idempotency_conflict for a different call, or internal_error for a
+// binding that cannot be read.
+func (s *Server) replayBound(ctx context.Context, c *toolCall, key, digest string) (out any, f *failure, hit bool) {
+	b, err := s.idem.lookup(key)
+	switch {
+	case err != nil:
+		return nil, fail(CodeInternalError), true
+	case b == nil:
+		return nil, nil, false
+	case b.Digest != digest:
+		return nil, fail(CodeIdempotencyConflict), true
+	}
+	// R is rebuilt from the run record with replayed true; a running run is
+	// waited for like a fresh call.
+	t := true
+	c.audit.Replayed = &t
+	c.audit.RunID = &b.RunID
+	out, f = s.waitAndProject(ctx, c, b.RunID, true)
+	return out, f, true
+}
+
+// admitRun is §7.2 step 4: the bundle is verified afresh at this call, then
+// the admission gate (§7.5) answers when it is on.
+func (s *Server) admitRun(w *workflow) *failure {
+	bundleSHA, verified := s.verifyForRun(w)
+	switch {
+	case !s.gateOn() && verified:
+		return nil
+	case !s.gateOn():
+		return fail(CodeWorkflowUnavailable)
+	case !verified:
+		return failAdmission("unverifiable")
+	}
+	if reason, ok := s.admit(bundleSHA); !ok {
+		return failAdmission(reason)
+	}
+	return nil
+}
+
+// waitAndProject waits up to --run-wait for the run to be terminal, then
+// builds R.
+func (s *Server) waitAndProject(ctx context.Context, c *toolCall, runID string, replayed bool) (any, *failure) {
+	r := s.runs.wait(ctx, c.req, runID, time.Duration(s.opts.RunWait)*time.Second)
+	if r == nil {
+		return nil, fail(CodeInternalError)
+	}
+	out := s.projectRun(r, replayed)
+	c.audit.Status = &out.Status
+	return out, nil
+}
