@@ -1,0 +1,103 @@
+package flowhelper
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error kinds of a helper error frame (flow-helper.md §4.1).
+const (
+	KindRefused     = "refused"
+	KindBusy        = "busy"
+	KindInvalid     = "invalid"
+	KindUnavailable = "unavailable"
+	KindUncertain   = "uncertain"
+	KindInternal    = "internal"
+)
+
+// Error is a helper error frame: kind, reason, Flow's exception type and
+// MRO, and whether Flow's execute/prior was entered. It never carries text.
+type Error struct {
+	Kind       string
+	Reason     string // "" when the frame's reason is null
+	FlowType   string // "" when null; module.QualName of Flow's exception
+	MRO        []string
+	Dispatched bool
+}
+
+func (e *Error) Error() string {
+	s := "flow helper: " + e.Kind
+	if e.Reason != "" {
+		s += "/" + e.Reason
+	}
+	if e.Dispatched {
+		s += " (dispatched)"
+	}
+	return s
+}
+
+// ErrDead is wrapped by every [*TransportError] of a helper that stopped:
+// it exited, closed its pipe, sent a bad frame, or was killed.
+var ErrDead = errors.New("the Flow helper stopped")
+
+// ErrDeadline is wrapped (together with [ErrDead]) when a request's
+// deadline passed; the helper is killed (flow-helper.md §3.2).
+var ErrDeadline = fmt.Errorf("%w: request deadline passed", ErrDead)
+
+// TransportError reports a request that got no valid answer because the
+// helper died. Written tells whether any byte of the request frame was
+// written: an attended action written even partly may have been delivered
+// (flow-helper.md §2.9, §12.4).
+type TransportError struct {
+	Op      string
+	Written bool
+	Err     error
+}
+
+func (e *TransportError) Error() string {
+	w := "not written"
+	if e.Written {
+		w = "written"
+	}
+	return fmt.Sprintf("flow helper %s (%s): %v", e.Op, w, e.Err)
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// StartError is a startup failure with the exact operator message of
+// flow-helper.md §2.1 (without the "serve: " prefix). Step is the table's
+// row letter ("a", "b", "c", "d", "d′", "f").
+type StartError struct {
+	Step string
+	Msg  string
+	Err  error
+}
+
+func (e *StartError) Error() string { return e.Msg }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// ErrUnsupportedFlow is wrapped by the StartError of a Flow version other
+// than 1.32.x.
+var ErrUnsupportedFlow = errors.New("unsupported openadapt-flow version")
+
+// CleanVersion returns v when it matches ^[0-9A-Za-z.+-]{1,32}$, else
+// "unknown" (flow-helper.md §2.1).
+func CleanVersion(v string) string {
+	if len(v) == 0 || len(v) > 32 {
+		return "unknown"
+	}
+	for _, r := range v {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune(".+-", r)) {
+			return "unknown"
+		}
+	}
+	return v
+}
+
+func startedWith(interp string, err error) *StartError {
+	return &StartError{Step: "c", Msg: "the Flow helper could not be started with " + interp, Err: err}
+}
+
+// MsgOperator is the §2.1 (a) message.
+const MsgOperator = "attended actions require a server-derived local operator identity"

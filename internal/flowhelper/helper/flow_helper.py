@@ -1,0 +1,899 @@
+# openadapt-agent Flow-side helper (flow-helper.md). Embedded in the Go
+# binary, written to a private 0700 directory and run with Flow's own
+# interpreter as:  INTERP [ARG] -B flow_helper.py --in-fd 4 --out-fd 5
+#
+# One JSON object per line on its own pipes (fd 4 in, fd 5 out); fd 1 is the
+# stderr pipe. Stdlib plus openadapt_flow only; Python 3.10-3.12 syntax.
+# Exception text and Flow's messages go to stderr only; a frame never carries
+# exception text (flow-helper.md 4.1, 4.4).
+
+import os
+import sys
+
+# 2.3: the CWD must never be on sys.path, before any Flow import. Running a
+# file puts only this private directory at sys.path[0], but an empty
+# PYTHONPATH entry adds "" (the CWD).
+def _scrub_sys_path():
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:
+        cwd = None
+    keep = []
+    for entry in sys.path:
+        if entry == "":
+            continue
+        try:
+            if cwd is not None and os.path.realpath(entry) == cwd:
+                continue
+        except (OSError, ValueError):
+            pass
+        keep.append(entry)
+    sys.path[:] = keep
+
+
+_scrub_sys_path()
+
+# fd 1 is the stderr pipe: flush line by line, because the helper leaves
+# with os._exit (no buffer flush at exit).
+for _stream in (sys.stdout, sys.stderr):
+    try:
+        _stream.reconfigure(line_buffering=True)
+    except Exception:
+        pass
+
+import hashlib  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
+PROTOCOL = 1
+MAX_FRAME = 65536
+MAX_ID = 2 ** 53
+MAX_PATH = 4096
+MAX_MESSAGE = 4096
+SUPPORTED_FLOW = re.compile(r"^1\.32\.[0-9]+$")
+
+ATTENTION_ID = re.compile(r"^[0-9a-f]{24}$")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:-]{16,200}$")
+
+# mcp-surface.md 5.9: each action's single disposition.
+DISPOSITIONS = {
+    "continue": "completed_by_operator",
+    "skip": "not_applicable",
+    "reject": "rejected_by_operator",
+    "teach": "teach_requested",
+    "escalate": "needs_assistance",
+    "reconcile": "reconciliation_requested",
+}
+LIVE_ACTIONS = ("continue", "skip", "reconcile")
+ACT_ACTIONS = ("continue", "skip", "reject", "teach", "escalate")
+TERMINAL_STATUSES = (
+    "completed", "refused", "halted", "needs_demonstration", "escalated", "rejected",
+)
+IN_FLIGHT_STATUSES = ("prepared", "delivery_started", "delivery_uncertain")
+
+RESERVED_OPS = (
+    "attention.list",
+    "attention.get",
+)
+
+
+def _program_sha256():
+    with open(os.path.abspath(__file__), "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def log(text):
+    """One line to stderr (the protected local log)."""
+    try:
+        sys.stderr.write("flow_helper: " + text.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+class HelperError(Exception):
+    """An error frame: kind/reason only, never text (4.1)."""
+
+    def __init__(self, kind, reason, exc=None, dispatched=False):
+        super().__init__(kind + "/" + str(reason))
+        self.kind = kind
+        self.reason = reason
+        self.exc = exc
+        self.dispatched = dispatched
+
+    def frame(self):
+        flow_type = None
+        mro = []
+        if self.exc is not None:
+            flow_type = _qualname(type(self.exc))
+            mro = _mro_names(self.exc)
+        return {
+            "kind": self.kind,
+            "reason": self.reason,
+            "flow_type": flow_type,
+            "mro": mro,
+            "dispatched": bool(self.dispatched),
+        }
+
+
+def _qualname(cls):
+    module = getattr(cls, "__module__", "") or ""
+    name = getattr(cls, "__qualname__", cls.__name__)
+    return (module + "." + name) if module else name
+
+
+def _mro_names(exc):
+    names = [_qualname(c) for c in type(exc).__mro__ if c is not object]
+    return names[:16]
+
+
+def _mro_has(exc, *simple_names):
+    for cls in type(exc).__mro__:
+        if cls.__name__ in simple_names:
+            return True
+    return False
+
+
+def bad_request():
+    return HelperError("invalid", "bad_request")
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _check_fields(req, spec):
+    """Closed schema: exactly the keys of spec (plus v, id, op), each of its
+    type. spec maps name -> checker(value) -> bool."""
+    for key in req:
+        if key in ("v", "id", "op"):
+            continue
+        if key not in spec:
+            raise bad_request()
+    for key, check in spec.items():
+        if key not in req or not check(req[key]):
+            raise bad_request()
+
+
+def is_str(v):
+    return isinstance(v, str)
+
+
+def is_bool(v):
+    return isinstance(v, bool)
+
+
+def is_abs_path(v):
+    return (
+        isinstance(v, str)
+        and 0 < len(v.encode("utf-8", "surrogatepass")) <= MAX_PATH
+        and "\x00" not in v
+        and os.path.isabs(v)
+    )
+
+
+def is_abs_path_or_null(v):
+    return v is None or is_abs_path(v)
+
+
+def is_url_or_null(v):
+    return v is None or (isinstance(v, str) and 0 < len(v) <= 8192 and "\x00" not in v)
+
+
+def matches(pattern):
+    return lambda v: isinstance(v, str) and pattern.match(v) is not None
+
+
+def one_of(*values):
+    return lambda v: isinstance(v, str) and v in values
+
+
+def drain_value(v):
+    return (
+        isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and v == v
+        and 0 <= v <= 30
+    )
+
+
+# ---------------------------------------------------------------- identity
+
+
+def local_operator():
+    """5: the effective account's name, "" when unknown. Never USER/LOGNAME."""
+    if os.name == "nt":
+        try:
+            import ctypes
+
+            size = ctypes.c_ulong(257)
+            buf = ctypes.create_unicode_buffer(257)
+            if ctypes.windll.advapi32.GetUserNameW(buf, ctypes.byref(size)):
+                return buf.value
+        except Exception:
+            pass
+        return ""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_name or ""
+    except Exception:
+        return ""
+
+
+def check_operator(claimed):
+    mine = local_operator()
+    if mine == "" or claimed == "":
+        raise HelperError("refused", "operator_blank")
+    if mine != claimed:
+        raise HelperError("refused", "operator_mismatch")
+    return mine
+
+
+# ---------------------------------------------------------------- state
+
+
+class State:
+    def __init__(self):
+        self.hello_done = False
+        self.flow_version = None
+        self.flow_supported = False
+        self.flow_importable = False
+        self.service = None
+        self.service_lock = threading.Lock()
+        self.service_opening = False
+        self.closing = False
+        self.key_locks = {}
+        self.key_locks_guard = threading.Lock()
+        # tutorial (t14): MockMed stop callable kept until close.
+        self.mockmed_stop = None
+
+    def key_lock(self, path, key):
+        with self.key_locks_guard:
+            k = (str(path), key)
+            lock = self.key_locks.get(k)
+            if lock is None:
+                lock = threading.Lock()
+                self.key_locks[k] = lock
+            return lock
+
+
+STATE = State()
+
+
+def require_flow():
+    if not STATE.flow_importable:
+        raise HelperError("unavailable", "flow_not_importable")
+    if not STATE.flow_supported:
+        raise HelperError("unavailable", "flow_version_unsupported")
+
+
+# ---------------------------------------------------------------- hello
+
+
+def op_hello(req):
+    _check_fields(req, {})
+    caps = {
+        "attended_service": False,
+        "playwright": False,
+        "tutorial": False,
+        "authoring": False,
+    }
+    try:
+        import openadapt_flow
+
+        version = getattr(openadapt_flow, "__version__", None)
+        if not isinstance(version, str):
+            version = ""
+        STATE.flow_importable = True
+    except Exception as exc:
+        log("import openadapt_flow failed:\n" + traceback.format_exc())
+        raise HelperError("unavailable", "flow_not_importable", exc)
+    STATE.flow_version = version
+    STATE.flow_supported = SUPPORTED_FLOW.match(version) is not None
+    if STATE.flow_supported:
+        caps["attended_service"] = _importable("openadapt_flow.runtime.durable.attended_service")
+        caps["playwright"] = _find_spec("playwright.sync_api")
+        caps["tutorial"] = (
+            _importable("openadapt_flow.tutorial")
+            and _importable("openadapt_flow.mockmed.fault_server")
+            and _importable("openadapt_flow.compiler")
+        )
+        caps["authoring"] = _find_spec("openadapt_flow.authoring")
+    STATE.hello_done = True
+    return {
+        "protocol": PROTOCOL,
+        "helper_sha256": _program_sha256(),
+        "flow_version": version,
+        "flow_supported": STATE.flow_supported,
+        "python_version": "%d.%d.%d" % sys.version_info[:3],
+        "pid": os.getpid(),
+        "operator": local_operator(),
+        "capabilities": caps,
+    }
+
+
+def _importable(name):
+    try:
+        __import__(name)
+        return True
+    except Exception:
+        log("import " + name + " failed:\n" + traceback.format_exc())
+        return False
+
+
+def _find_spec(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------- deployment
+
+
+def _load_deployment(req):
+    """load_deployment plus the Python agent's overrides (none turns a value
+    off). Returns the effective DeploymentConfig."""
+    from openadapt_flow.deployment import load_deployment
+
+    try:
+        d = load_deployment(req["deployment_config"])
+    except (FileNotFoundError, ValueError) as exc:
+        log("load_deployment failed:\n" + traceback.format_exc())
+        raise HelperError("invalid", "deployment_config", exc)
+    b = d.backend
+    if req["url"] is not None:
+        b = b.model_copy(update={"url": req["url"]})
+    if req["headed"]:
+        b = b.model_copy(update={"headed": True})
+    r = d.runtime
+    if req["allow_model_grounding"]:
+        r = r.model_copy(update={"allow_model_grounding": True})
+    return d.model_copy(update={"backend": b, "runtime": r})
+
+
+DEPLOYMENT_FIELDS = {
+    "deployment_config": is_abs_path,
+    "url": is_url_or_null,
+    "headed": is_bool,
+    "allow_model_grounding": is_bool,
+}
+
+
+def _backend_kind(d):
+    kind = str(getattr(d.backend, "kind", "") or "").strip().lower()
+    return kind[:64]
+
+
+def op_deployment_check(req):
+    """Read-only check for doctor and serve startup (12.3, 12.25): load the
+    config as service.open would, open no browser."""
+    _check_fields(req, DEPLOYMENT_FIELDS)
+    require_flow()
+    d = _load_deployment(req)
+    return {
+        "backend_kind": _backend_kind(d),
+        "headed": bool(d.backend.headed),
+        "url_present": bool(d.backend.url),
+    }
+
+
+def op_service_open(req):
+    _check_fields(req, DEPLOYMENT_FIELDS)
+    require_flow()
+    with STATE.service_lock:
+        if STATE.service is not None or STATE.service_opening:
+            raise HelperError("invalid", "already_open")
+        STATE.service_opening = True
+    try:
+        d = _load_deployment(req)
+        from openadapt_flow.runtime.durable.attended_service import (
+            AttendedActionService,
+            AttendedExecutorTimeout,
+        )
+
+        try:
+            svc = AttendedActionService(d).__enter__()
+        except AttendedExecutorTimeout as exc:
+            log("service.open timed out:\n" + traceback.format_exc())
+            raise HelperError("unavailable", "executor_timeout", exc)
+        except ValueError as exc:
+            log("service.open refused the deployment:\n" + traceback.format_exc())
+            raise HelperError("invalid", "deployment_unusable", exc)
+        except HelperError:
+            raise
+        except Exception as exc:
+            log("service.open failed:\n" + traceback.format_exc())
+            raise HelperError("unavailable", "live_session", exc)
+        with STATE.service_lock:
+            STATE.service = svc
+        return {"backend_kind": _backend_kind(d), "headed": bool(d.backend.headed)}
+    finally:
+        with STATE.service_lock:
+            STATE.service_opening = False
+
+
+# ---------------------------------------------------------------- attended
+
+
+def resolve_run_dir(runs_root, attention_id):
+    """6: Flow's console scan, not resolve_attention (which hides closed
+    items and so Flow's idempotent replay)."""
+    from pathlib import Path
+
+    from openadapt_flow.console import data as console_data
+
+    root = Path(runs_root)
+    try:
+        if root.is_symlink() or not root.is_dir():
+            raise HelperError("refused", "attention_not_found")
+        root = root.resolve(strict=True)
+    except OSError:
+        raise HelperError("refused", "attention_not_found")
+    try:
+        path = console_data.resolve_scanned_dir(root, attention_id, console_data._is_run_dir)
+    except Exception as exc:
+        log("resolve_scanned_dir failed:\n" + traceback.format_exc())
+        raise HelperError("refused", "attention_not_found", exc)
+    if path is None:
+        raise HelperError("refused", "attention_not_found")
+    return path
+
+
+def decision_frame(dec):
+    message = dec.message if isinstance(dec.message, str) else ""
+    return {
+        "decision_id": dec.decision_id,
+        "action": dec.action,
+        "status": dec.status,
+        "message": message[:MAX_MESSAGE],
+        "report_success": dec.report_success,
+        "next_transition": dec.next_transition,
+        "transition_receipt_digest": dec.transition_receipt_digest,
+    }
+
+
+def classify(exc, *, dispatched, path, request):
+    """4.2, first match wins. Never looks at exception text."""
+    if isinstance(exc, HelperError):
+        return exc
+    log("attended request raised:\n" + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    # 1.
+    if _mro_has(exc, "AttendedExecutorTimeout"):
+        return HelperError("uncertain", None, exc, dispatched)
+    # 2. journal probe.
+    if dispatched and request is not None and request.action in ("continue", "skip", "reject", "reconcile"):
+        from openadapt_flow.runtime.durable.attended import AttendedActionStore
+
+        store = AttendedActionStore(path)
+        cap = None
+        try:
+            cap = store.signed_capability_for_digest(request.capability_digest)
+        except Exception:
+            cap = None
+        if cap is not None:
+            try:
+                unresolved = store.unresolved_delivery(cap.pause_id)
+            except Exception:
+                unresolved = None
+                if request.action in ("continue", "skip", "reconcile"):
+                    return HelperError("uncertain", "journal_unreadable", exc, dispatched)
+            if unresolved is not None:
+                if unresolved.idempotency_key == request.idempotency_key:
+                    return HelperError("uncertain", "journal_in_flight", exc, dispatched)
+                return HelperError("uncertain", "pause_delivery_unresolved", exc, dispatched)
+    # 3.
+    if _mro_has(exc, "AttendedActionBusy", "ContinuationBusy", "DurableAuthorityBusy"):
+        return HelperError("busy", None, exc, dispatched)
+    # 4.
+    if _mro_has(exc, "ResumeRefused"):
+        return HelperError("refused", None, exc, dispatched)
+    # 5.
+    if not dispatched and _mro_has(exc, "ValidationError"):
+        return HelperError("invalid", "bad_request", exc, dispatched)
+    # 6.
+    return HelperError("internal", None, exc, dispatched)
+
+
+ACT_FIELDS = {
+    "runs_root": is_abs_path,
+    "attention_id": matches(ATTENTION_ID),
+    "capability_digest": matches(DIGEST),
+    "idempotency_key": matches(IDEMPOTENCY_KEY),
+    "action": one_of(*ACT_ACTIONS),
+    "disposition": is_str,
+    "decided_by": one_of("human", "automation"),
+    "operator": is_str,
+}
+
+REPLAY_FIELDS = {
+    "runs_root": is_abs_path,
+    "attention_id": matches(ATTENTION_ID),
+    "capability_digest": matches(DIGEST),
+    "idempotency_key": matches(IDEMPOTENCY_KEY),
+    "action": one_of(*DISPOSITIONS.keys()),
+    "disposition": is_str,
+}
+
+RECONCILE_FIELDS = {
+    "runs_root": is_abs_path,
+    "attention_id": matches(ATTENTION_ID),
+    "capability_digest": matches(DIGEST),
+    "idempotency_key": matches(IDEMPOTENCY_KEY),
+    "decided_by": one_of("human", "automation"),
+    "operator": is_str,
+}
+
+
+def _build_request(req, action):
+    from openadapt_flow.runtime.durable.attended import AttendedActionRequest
+
+    try:
+        return AttendedActionRequest(
+            capability_digest=req["capability_digest"],
+            idempotency_key=req["idempotency_key"],
+            action=action,
+            disposition=DISPOSITIONS[action],
+        )
+    except Exception as exc:
+        log("AttendedActionRequest refused the request:\n" + traceback.format_exc())
+        raise HelperError("invalid", "bad_request", exc)
+
+
+def _dispatch(req, action):
+    """The shared body of attended.act and attended.reconcile (3.3 steps 2-5)."""
+    operator = check_operator(req["operator"])
+    path = resolve_run_dir(req["runs_root"], req["attention_id"])
+    live = action in LIVE_ACTIONS
+    with STATE.service_lock:
+        svc = STATE.service
+    if live and svc is None:
+        raise HelperError("unavailable", "not_open")
+    request = _build_request(req, action)
+    dispatched = False
+    with STATE.key_lock(path, req["idempotency_key"]):
+        try:
+            dispatched = True
+            if live:
+                dec = svc.execute(path, request, operator=operator, decided_by=req["decided_by"])
+            else:
+                from openadapt_flow.runtime.durable.attended import execute_attended_action
+
+                dec = execute_attended_action(
+                    path, request, operator=operator, decided_by=req["decided_by"])
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                raise
+            raise classify(exc, dispatched=dispatched, path=path, request=request)
+    return {"decision": decision_frame(dec)}
+
+
+def op_attended_act(req):
+    _check_fields(req, ACT_FIELDS)
+    require_flow()
+    action = req["action"]
+    if req["disposition"] != DISPOSITIONS[action]:
+        raise bad_request()
+    return _dispatch(req, action)
+
+
+def op_attended_reconcile(req):
+    """12.23: the terminal's way out of delivery_uncertain. Live: needs the
+    open service (Flow reconciles through the deployment-bound executor)."""
+    _check_fields(req, RECONCILE_FIELDS)
+    require_flow()
+    return _dispatch(req, "reconcile")
+
+
+def op_attended_replay(req):
+    _check_fields(req, REPLAY_FIELDS)
+    require_flow()
+    action = req["action"]
+    if req["disposition"] != DISPOSITIONS[action]:
+        raise bad_request()
+    path = resolve_run_dir(req["runs_root"], req["attention_id"])
+    request = _build_request(req, action)
+    from openadapt_flow.runtime.durable.attended import AttendedActionStore
+
+    with STATE.key_lock(path, req["idempotency_key"]):
+        try:
+            prior = AttendedActionStore(path).prior(request)
+        except Exception as exc:
+            raise classify(exc, dispatched=True, path=path, request=None)
+    if prior is None:
+        raise HelperError("refused", "no_prior_decision")
+    if prior.status in IN_FLIGHT_STATUSES:
+        raise HelperError("uncertain", "journal_in_flight", None, True)
+    return {"decision": decision_frame(prior)}
+
+
+# ---------------------------------------------------------------- authoring (u15)
+# authoring.probe is part of the core; the authoring.* session ops
+# (flow-helper.md 12.2) are added here by the authoring delivery.
+
+
+def op_authoring_probe(req):
+    _check_fields(req, {})
+    require_flow()
+    return {"importable": _find_spec("openadapt_flow.authoring")}
+
+
+AUTHORING_OPS = {}
+
+
+# ---------------------------------------------------------------- tutorial (t14)
+# tutorial.prepare (flow-helper.md 3.3, 12.13) is added here by the tutorial
+# delivery. It may keep MockMed's stop() in STATE.mockmed_stop; close() calls
+# it. Progress frames go through emit_progress(req_id, phase, started).
+
+TUTORIAL_OPS = {}
+
+
+def emit_progress(req_id, phase, started):
+    WRITER.write({"id": req_id, "progress": {
+        "phase": phase, "elapsed_ms": int((time.monotonic() - started) * 1000)}})
+
+
+# ---------------------------------------------------------------- close
+
+
+def shutdown(drain_s):
+    """Close sequence (2.8): no new requests, drain, close the service and
+    MockMed. Returns the close result."""
+    STATE.closing = True
+    if drain_s > 0:
+        POOL_TRACKER.wait_idle(drain_s)
+    service_closed = False
+    with STATE.service_lock:
+        svc = STATE.service
+        STATE.service = None
+    if svc is not None:
+        try:
+            svc.close()
+            service_closed = True
+        except Exception:
+            log("service.close failed:\n" + traceback.format_exc())
+    mockmed_stopped = False
+    stop = STATE.mockmed_stop
+    STATE.mockmed_stop = None
+    if stop is not None:
+        try:
+            stop()
+            mockmed_stopped = True
+        except Exception:
+            log("MockMed stop failed:\n" + traceback.format_exc())
+    return {"service_closed": service_closed, "mockmed_stopped": mockmed_stopped}
+
+
+# ---------------------------------------------------------------- transport
+
+
+class Writer:
+    def __init__(self, fd):
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.broken = False
+
+    def write(self, obj):
+        data = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        raw = data.encode("ascii")
+        if len(raw) > MAX_FRAME:
+            # Our own frame is too big (a huge Flow field): answer internal.
+            raw = json.dumps({"v": 1, "id": obj.get("id"), "ok": False, "error": {
+                "kind": "internal", "reason": None, "flow_type": None, "mro": [],
+                "dispatched": bool(obj.get("error", {}).get("dispatched", False))
+                if isinstance(obj.get("error"), dict) else True}},
+                separators=(",", ":")).encode("ascii")
+        raw += b"\n"
+        with self.lock:
+            if self.broken:
+                return
+            view = memoryview(raw)
+            try:
+                while view:
+                    n = os.write(self.fd, view)
+                    view = view[n:]
+            except (BrokenPipeError, OSError):
+                self.broken = True
+                _hard_exit(0)
+
+
+WRITER = None
+
+
+class Tracker:
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.busy = 0
+
+    def enter(self):
+        with self.cond:
+            self.busy += 1
+
+    def leave(self):
+        with self.cond:
+            self.busy -= 1
+            self.cond.notify_all()
+
+    def wait_idle(self, timeout):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while self.busy > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self.cond.wait(left)
+
+
+POOL_TRACKER = Tracker()
+
+OPS = {
+    "hello": op_hello,
+    "service.open": op_service_open,
+    "deployment.check": op_deployment_check,
+    "attended.act": op_attended_act,
+    "attended.replay": op_attended_replay,
+    "attended.reconcile": op_attended_reconcile,
+    "authoring.probe": op_authoring_probe,
+}
+
+
+def _hard_exit(code):
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+def _refuse_constant(name):
+    raise ValueError("non-finite number")
+
+
+def run_op(req_id, op, req):
+    try:
+        fn = OPS.get(op) or TUTORIAL_OPS.get(op) or AUTHORING_OPS.get(op)
+        if fn is None:
+            raise HelperError("invalid", "unknown_op")
+        result = fn(req)
+        WRITER.write({"v": 1, "id": req_id, "ok": True, "result": result})
+    except HelperError as err:
+        WRITER.write({"v": 1, "id": req_id, "ok": False, "error": err.frame()})
+    except Exception as exc:
+        log("op " + op + " failed:\n" + traceback.format_exc())
+        WRITER.write({"v": 1, "id": req_id, "ok": False,
+                      "error": HelperError("internal", None, exc, False).frame()})
+    finally:
+        POOL_TRACKER.leave()
+
+
+def fatal_frame(reason):
+    WRITER.write({"v": 1, "id": None, "ok": False, "error": {
+        "kind": "invalid", "reason": reason, "flow_type": None, "mro": [],
+        "dispatched": False}})
+    _hard_exit(3)
+
+
+def parse_args(argv):
+    in_fd = out_fd = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--in-fd", "--out-fd", "--in-handle", "--out-handle") and i + 1 < len(argv):
+            v = int(argv[i + 1])
+            if a.startswith("--in"):
+                in_fd = (a, v)
+            else:
+                out_fd = (a, v)
+            i += 2
+            continue
+        raise SystemExit(2)
+    if in_fd is None or out_fd is None:
+        raise SystemExit(2)
+
+    def fd_of(spec, flags):
+        flag, v = spec
+        if flag.endswith("handle"):
+            import msvcrt
+
+            os.set_handle_inheritable(v, False)
+            return msvcrt.open_osfhandle(v, flags)
+        os.set_inheritable(v, False)
+        return v
+
+    return fd_of(in_fd, os.O_RDONLY), fd_of(out_fd, os.O_WRONLY)
+
+
+def _on_signal(signum, frame):
+    raise SystemExit(0)
+
+
+def main(argv):
+    global WRITER
+    in_fd, out_fd = parse_args(argv)
+    WRITER = Writer(out_fd)
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="flow-helper")
+    buf = b""
+    last_id = 0
+    try:
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                if len(buf) > MAX_FRAME:
+                    fatal_frame("frame_too_large")
+                chunk = os.read(in_fd, 65536)
+                if not chunk:
+                    break
+                buf += chunk
+                continue
+            line, buf = buf[:nl], buf[nl + 1:]
+            if len(line) > MAX_FRAME:
+                fatal_frame("frame_too_large")
+            try:
+                req = json.loads(line.decode("utf-8"), parse_constant=_refuse_constant)
+            except Exception:
+                fatal_frame("bad_frame")
+            if not isinstance(req, dict):
+                fatal_frame("bad_frame")
+            req_id = req.get("id")
+            if (
+                req.get("v") != 1
+                or type(req_id) is not int
+                or not (0 < req_id < MAX_ID)
+                or req_id <= last_id
+                or not isinstance(req.get("op"), str)
+            ):
+                fatal_frame("bad_frame")
+            last_id = req_id
+            op = req["op"]
+            if op == "close":
+                try:
+                    _check_fields(req, {"drain_s": drain_value})
+                except HelperError as err:
+                    WRITER.write({"v": 1, "id": req_id, "ok": False, "error": err.frame()})
+                    continue
+                result = shutdown(float(req["drain_s"]))
+                WRITER.write({"v": 1, "id": req_id, "ok": True, "result": result})
+                _hard_exit(0)
+            if STATE.closing:
+                err = HelperError("invalid", "closing")
+            elif not STATE.hello_done and op != "hello":
+                err = HelperError("invalid", "hello_required")
+            elif op == "hello" and STATE.hello_done:
+                err = bad_request()
+            else:
+                err = None
+            if err is not None:
+                WRITER.write({"v": 1, "id": req_id, "ok": False, "error": err.frame()})
+                continue
+            POOL_TRACKER.enter()
+            if op == "hello":
+                # hello runs inline: nothing else may start before it.
+                run_op(req_id, op, req)
+            else:
+                pool.submit(run_op, req_id, op, req)
+    except SystemExit:
+        pass
+    except Exception:
+        log("helper main loop failed:\n" + traceback.format_exc())
+    # EOF on fd 4, SIGTERM/SIGINT: close with drain_s 0, no reply.
+    try:
+        shutdown(0)
+    except BaseException:
+        pass
+    _hard_exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

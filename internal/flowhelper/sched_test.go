@@ -1,0 +1,5 @@
+package flowhelper_test
+
+import "runtime"
+
+func runtimeGosched() { runtime.Gosched() }

@@ -1,0 +1,2 @@
+def compile_recording(*a, **k):
+    raise NotImplementedError("stub")

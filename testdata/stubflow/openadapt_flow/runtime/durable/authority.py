@@ -1,0 +1,5 @@
+from openadapt_flow.runtime.durable.approval import StateDiverged
+
+
+class DurableAuthorityBusy(StateDiverged):
+    pass

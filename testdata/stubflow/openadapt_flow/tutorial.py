@@ -1,0 +1,1 @@
+TUTORIAL_WORKFLOW_NAME = "synthetic-tutorial"
