@@ -8,8 +8,8 @@ import (
 )
 
 // ErrorKind names why a bundle failed, in the vocabulary of the Flow vectors
-// (flow-bundle.md §6) plus the two Go-only kinds [KindUnsafePath] and
-// [KindKDFCostRejected]. The zero value means "no error".
+// (flow-bundle.md §6) plus the Go-only kinds [KindUnsafePath],
+// [KindKDFCostRejected] and [KindUnreadable]. The zero value means "no error".
 type ErrorKind string
 
 // The error kinds. Each has exactly one sentinel error (see [ErrContentDigestMismatch] …).
@@ -23,6 +23,10 @@ const (
 	KindNotABundle            ErrorKind = "not_a_bundle"
 	KindUnsafePath            ErrorKind = "unsafe_path"
 	KindKDFCostRejected       ErrorKind = "kdf_cost_rejected"
+	// KindUnreadable is Go-only (round2-decisions.md 14): a file or folder
+	// exists but the process may not read it (permission denied). Flow
+	// reports such a file as missing or corrupt; saying so is more useful.
+	KindUnreadable ErrorKind = "unreadable"
 )
 
 // ErrBundle is the root of the package's sentinel tree: every error that
@@ -55,6 +59,9 @@ var (
 	// ErrKDFCostRejected: a container asks for scrypt parameters outside the cap
 	// (N a power of two in [2, 2^18], 1 ≤ r ≤ 32, 1 ≤ p ≤ 16, 128·N·r ≤ 256 MiB).
 	ErrKDFCostRejected = fmt.Errorf("%w: kdf cost rejected", ErrBundle)
+	// ErrUnreadable: a file or folder of the bundle exists but cannot be read
+	// (permission denied).
+	ErrUnreadable = fmt.Errorf("%w: unreadable", ErrBundle)
 )
 
 // ErrRoot is returned by [Discover] and [Load] when the path itself cannot be
@@ -78,6 +85,7 @@ var kindSentinel = map[ErrorKind]error{
 	KindNotABundle:            ErrNotABundle,
 	KindUnsafePath:            ErrUnsafePath,
 	KindKDFCostRejected:       ErrKDFCostRejected,
+	KindUnreadable:            ErrUnreadable,
 }
 
 // Sentinel returns the sentinel error of k, or nil for an unknown kind.

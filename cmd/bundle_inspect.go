@@ -31,8 +31,9 @@ whose immediate subfolders are bundles).
 By default only PHI-safe facts are shown: opaque id, integrity, digests, counts,
 parameter names and types, compiler version and certification status.
 --protected adds the display name, slugs, step intents and recorded example
-values, and prints a warning on stderr. Exit 0 when every bundle verified, 1
-otherwise, 2 for usage errors and unreadable operands.`,
+values, and prints a warning on stderr. Exit 0 when every bundle verified; 1
+otherwise (a PATH that is missing or unreadable is a failed entry); 2 for
+usage errors.`,
 		Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.path = args[0]
@@ -168,7 +169,7 @@ func writeInspectText(w io.Writer, entries []inspectEntry) error {
 			sb.WriteByte('\n')
 		}
 		line("path", displayPath(e.Path))
-		line("workflow_id", e.WorkflowID)
+		line("workflow_id", orDash(e.WorkflowID))
 		line("integrity", e.Integrity)
 		line("error_kind", orDash(e.ErrorKind))
 		line("encrypted", strconv.FormatBool(e.Encrypted))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -32,8 +33,10 @@ discovery root: a bundle folder, or a folder whose immediate subfolders are bund
 
 Prints one line per bundle: integrity, workflow id, digest or error kind, path.
 Exit 0 when every bundle verified; 1 when any failed or is legacy-unverified (a
-bundle without a manifest; --allow-legacy lets it pass with a warning); 2 for
-usage errors and operands that do not exist or cannot be read.`,
+bundle without a manifest; --allow-legacy lets it pass with a warning), or when
+a PATH does not exist or cannot be read (a failed entry: not_a_bundle or
+unreadable, with no workflow id; the other PATHs are still reported); 2 for
+usage errors.`,
 		Args: minArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.paths = args
@@ -45,24 +48,41 @@ usage errors and operands that do not exist or cannot be read.`,
 	return c
 }
 
-// discoverOperand discovers one operand. A root that cannot be used is an
-// input error (exit 2); a root holding no bundle is reported as not_a_bundle.
+// discoverOperand discovers one operand. A root holding no bundle is
+// reported as not_a_bundle. A root that cannot be used at all (missing, not a
+// folder, unreadable) is a failed entry too (round2-decisions.md 7: one bad
+// operand is a failed entry, never a usage error that hides the others);
+// only invalid options are returned as an error.
 func discoverOperand(path string, opts ...bundle.Option) ([]*bundle.Bundle, error) {
 	bs, err := bundle.Discover(path, opts...)
 	if err != nil {
 		if errors.Is(err, bundle.ErrRoot) {
-			return nil, usageErrorf("%s: %w", path, err)
+			return []*bundle.Bundle{rootFailure(path, err)}, nil
 		}
-		return nil, err
+		return nil, usageErrorf("%s: %w", displayPath(path), err)
 	}
 	if len(bs) == 0 {
 		b, err := bundle.Load(path, opts...)
 		if b == nil {
-			return nil, usageErrorf("%s: %w", path, err)
+			if errors.Is(err, bundle.ErrRoot) {
+				return []*bundle.Bundle{rootFailure(path, err)}, nil
+			}
+			return nil, usageErrorf("%s: %w", displayPath(path), err)
 		}
 		bs = []*bundle.Bundle{b}
 	}
 	return bs, nil
+}
+
+// rootFailure is the failed entry of an operand that cannot be used as a
+// discovery root: unreadable when permission is denied, otherwise
+// not_a_bundle (it does not exist, or is not a folder).
+func rootFailure(path string, err error) *bundle.Bundle {
+	kind := bundle.KindNotABundle
+	if errors.Is(err, fs.ErrPermission) {
+		kind = bundle.KindUnreadable
+	}
+	return &bundle.Bundle{Dir: path, Integrity: bundle.Failed, ErrorKind: kind, Err: err}
 }
 
 func runBundleVerify(io *IO, o *bundleVerifyOptions) error {
@@ -121,7 +141,11 @@ func writeVerifyLines(w io.Writer, bs []*bundle.Bundle) error {
 		case bundle.Failed:
 			detail = string(b.ErrorKind)
 		}
-		if _, err := fmt.Fprintf(w, "%s %s %s %s\n", b.Integrity, b.ID, detail, displayPath(b.Dir)); err != nil {
+		id := b.ID
+		if workflowIDOf(b) == nil {
+			id = "-"
+		}
+		if _, err := fmt.Fprintf(w, "%s %s %s %s\n", b.Integrity, id, detail, displayPath(b.Dir)); err != nil {
 			return err
 		}
 	}
@@ -134,7 +158,7 @@ type verifyEntry struct {
 	Path            string          `json:"path"`
 	Integrity       string          `json:"integrity"`
 	ErrorKind       *string         `json:"error_kind"`
-	WorkflowID      string          `json:"workflow_id"`
+	WorkflowID      *string         `json:"workflow_id"`
 	ContentDigest   *string         `json:"content_digest"`
 	BundleVersion   *string         `json:"bundle_version"`
 	Encrypted       bool            `json:"encrypted"`
@@ -148,7 +172,7 @@ func newVerifyEntry(b *bundle.Bundle) verifyEntry {
 	e := verifyEntry{
 		Path:          b.Dir,
 		Integrity:     string(b.Integrity),
-		WorkflowID:    b.ID,
+		WorkflowID:    workflowIDOf(b),
 		ContentDigest: nullable(b.ContentDigest),
 		BundleVersion: nullable(b.BundleVersion),
 		Encrypted:     b.Encrypted,
@@ -166,6 +190,16 @@ func newVerifyEntry(b *bundle.Bundle) verifyEntry {
 		e.SchemaVersion, e.StepCount, e.ActionStepCount, e.Parameters = &sv, &sc, &ac, &params
 	}
 	return e
+}
+
+// workflowIDOf is the workflow id of b, or nil when b is no bundle at all
+// (not_a_bundle, an unusable root): a made-up id would name nothing
+// (round2-decisions.md 14).
+func workflowIDOf(b *bundle.Bundle) *string {
+	if b.ErrorKind == bundle.KindNotABundle || b.ErrorKind == bundle.KindUnreadable && !b.Loaded() || b.ID == "" {
+		return nil
+	}
+	return &b.ID
 }
 
 func nullable(s string) *string {

@@ -10,8 +10,8 @@ import (
 // Exit codes. [exitCode] is the only place that maps errors to them.
 const (
 	exitOK     = 0 // success
-	exitFailed = 1 // a check failed or a request was refused
-	exitUsage  = 2 // usage error, or input that does not exist or cannot be read
+	exitFailed = 1 // a check failed, a request was refused, or an input cannot be used
+	exitUsage  = 2 // usage error: the command line itself is wrong (stdout stays empty)
 )
 
 // usageErr marks an error as a usage or input error (exit 2).

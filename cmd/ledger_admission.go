@@ -31,7 +31,8 @@ or an evidence-root directory; default: the embedded snapshot).
 (unverifiable, bundle_<error_kind>). --bundle-version L also requires the
 row's bundle_version label to equal L. The demo profile is exempt.
 
-Exit 0 admitted or exempt, 1 not admitted, 2 usage or unreadable input.`,
+Exit 0 admitted or exempt; 1 not admitted, or an input cannot be read; 2 for
+usage errors (stdout then stays empty).`,
 		Example: `  openadapt-agent ledger admission --bundle ./bundles/invoice-entry
   openadapt-agent ledger admission --bundle-sha256 sha256:5fc9… --bundle-version 0.0.0-synthetic --ledger ./evidence-root`,
 		Args: noArgs(),
@@ -41,6 +42,9 @@ Exit 0 admitted or exempt, 1 not admitted, 2 usage or unreadable input.`,
 			}
 			q := ledger.GateQuery{BundleSHA256: bundleSHA256, BundleVersion: bundleVersion, Profile: profile}
 			if bundleDir != "" {
+				if err := operandError(bundleDir, true, false); err != nil {
+					return fmt.Errorf("ledger admission: --bundle: %w", err)
+				}
 				b, err := bundle.Load(bundleDir)
 				if b == nil {
 					if errors.Is(err, bundle.ErrOption) {

@@ -57,9 +57,12 @@ func (f *ledgerFlags) verifier(extra ...ledger.Option) (*ledger.Verifier, error)
 	return v, nil
 }
 
-// ledgerError maps library errors: input and option errors are exit 2.
+// ledgerError maps library errors: an invalid option is a usage error
+// (exit 2); input that cannot be used (unreadable, not a ledger document) is
+// a failed result (exit 1, failure code input_invalid), so that --json still
+// prints one document (round2-decisions.md 7).
 func ledgerError(err error) error {
-	if errors.Is(err, ledger.ErrInput) {
+	if errors.Is(err, ledger.ErrOption) {
 		return usageError(err)
 	}
 	return err
@@ -106,8 +109,9 @@ root defaults to the file's directory) or an evidence-root directory.
 Verdicts are fail-closed: a target whose latest admission cannot be fully
 checked is "not actively admitted". Exit 0 when every signature, digest and
 binding that is present verified (integrity verified or incomplete) and every
---require-* holds; 1 when present evidence failed, a requirement is unmet, or
-evidence is incomplete under --strict; 2 for usage errors or unreadable input.
+--require-* holds; 1 when present evidence failed, a requirement is unmet,
+evidence is incomplete under --strict, or an input cannot be read or is not a
+ledger document; 2 for usage errors (stdout then stays empty).
 
 With --bundle, the ledger FILE must also carry a valid Sigstore bundle
 (keyless with --trusted-root and certificate identity flags, or --key); a
@@ -152,6 +156,9 @@ Sigstore pass never overrides a failed native check.`,
 			}
 			src := ledger.Embedded()
 			if len(args) == 1 {
+				if err := operandError(args[0], true, true); err != nil {
+					return fmt.Errorf("ledger verify: %w", err)
+				}
 				src = ledger.Path(args[0])
 			}
 			res, err := v.Verify(cmd.Context(), src)

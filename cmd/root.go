@@ -45,11 +45,19 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func run(ctx context.Context, args []string, io *IO) int {
+	out := &countingWriter{w: io.Out}
+	io.Out = out
 	root := newRootCmd(io)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	printError(io.Err, err)
-	return exitCode(err)
+	code := exitCode(err)
+	// --json promises one document on stdout for exit 0 and 1: a command
+	// that fails before printing its own gets the failure document.
+	if code == exitFailed && out.n == 0 && jsonRequested(c) {
+		_ = writeJSON(out, newFailureDoc(c, err))
+	}
+	return code
 }
 
 func newRootCmd(io *IO) *cobra.Command {

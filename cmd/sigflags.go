@@ -81,14 +81,14 @@ func (f *sigFlags) options() (ledger.SigstoreOptions, error) {
 	return o, nil
 }
 
-// sigstoreError maps an error of [ledger.VerifyArtifact]: unreadable
-// material and bad options are usage errors (exit 2); a bundle that does not
-// verify is a failed check (exit 1).
+// sigstoreError maps an error of [ledger.VerifyArtifact]: bad options are
+// usage errors (exit 2); unreadable material and a bundle that does not
+// verify are failed checks (exit 1).
 func sigstoreError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, ledger.ErrInput) {
+	if errors.Is(err, ledger.ErrOption) {
 		return usageError(err)
 	}
 	return err

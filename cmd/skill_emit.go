@@ -62,8 +62,8 @@ The write is atomic; emitting again over our own output replaces it.`,
 				if p == "" {
 					continue
 				}
-				if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-					return usageErrorf("skill emit: %s is not a readable folder", p)
+				if err := operandError(p, true, false); err != nil {
+					return fmt.Errorf("skill emit: %w", err)
 				}
 			}
 			flow, err := flowrun.SplitCommand(flowCLI)

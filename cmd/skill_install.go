@@ -56,6 +56,9 @@ compiled bundle and is protected workflow data.`,
 			if err := skill.CheckInstallRequest(src, agentIDs, scope); err != nil {
 				return usageErrorf("skill install: %w", err)
 			}
+			if err := operandError(src, true, true); err != nil {
+				return fmt.Errorf("skill install: %w", err)
+			}
 			fi, statErr := os.Stat(src)
 			if statErr == nil && fi.IsDir() && (sig.set() || sha != "") {
 				return usageErrorf("skill install: --bundle and --sha256 apply to an archive source")
@@ -65,7 +68,7 @@ compiled bundle and is protected workflow data.`,
 			if sig.set() && statErr == nil {
 				data, err := os.ReadFile(src)
 				if err != nil {
-					return usageErrorf("skill install: %w", err)
+					return withCode(codeOperandUnreadable, fmt.Errorf("skill install: %w", err))
 				}
 				if _, err := ledger.VerifyArtifact(cmd.Context(), ledger.ArtifactBytes(data), so); err != nil {
 					return fmt.Errorf("skill install: signature: %w", sigstoreError(err))
@@ -82,7 +85,7 @@ compiled bundle and is protected workflow data.`,
 			})
 			if err != nil {
 				err = fmt.Errorf("skill install: %w", err)
-				if errors.Is(err, skill.ErrUsage) || errors.Is(err, skill.ErrPath) || errors.Is(err, skill.ErrOption) {
+				if errors.Is(err, skill.ErrUsage) || errors.Is(err, skill.ErrOption) {
 					return usageError(err)
 				}
 				return err

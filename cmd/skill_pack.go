@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,8 +38,8 @@ FILE.sha256 next to FILE.`,
 			if err != nil {
 				return usageErrorf("skill pack: %s: %w", out, err)
 			}
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return usageErrorf("skill pack: %s is not a readable folder", dir)
+			if err := operandError(dir, true, false); err != nil {
+				return fmt.Errorf("skill pack: %w", err)
 			}
 			// open: a progress line is on stderr without its final newline.
 			var open bool
@@ -74,9 +72,6 @@ FILE.sha256 next to FILE.`,
 			res, err := skill.PackFile(dir, out, opt)
 			endLine()
 			if err != nil {
-				if errors.Is(err, skill.ErrPath) {
-					return usageErrorf("skill pack: %w", err)
-				}
 				return fmt.Errorf("skill pack: %w", err)
 			}
 			if asJSON {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -19,16 +18,16 @@ func newSkillValidateCmd(io *IO) *cobra.Command {
 		Short: "Check a skill folder (or its SKILL.md) against the Agent Skills rules",
 		Long: `Check a skill folder, or its SKILL.md, against the Agent Skills rules (name,
 description, allowed keys, YAML safety, BOM, body size). Each finding is one
-line naming the field and the rule id. Exit 0 valid, 1 invalid, 2 usage or an
-unreadable PATH. --strict counts warnings as errors.`,
+line naming the field and the rule id. Exit 0 valid; 1 invalid, or PATH is
+missing or unreadable; 2 usage. --strict counts warnings as errors.`,
 		Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			path := args[0]
+			if err := operandError(path, true, true); err != nil {
+				return fmt.Errorf("skill validate: %w", err)
+			}
 			rep, err := skill.Validate(path)
 			if err != nil {
-				if errors.Is(err, skill.ErrPath) {
-					return usageErrorf("skill validate: %w", err)
-				}
 				return fmt.Errorf("skill validate: %w", err)
 			}
 			valid := rep.Valid(strict)

@@ -49,10 +49,13 @@ from cosign sign-blob --bundle) is verified offline with --trusted-root or
 			if err != nil {
 				return fmt.Errorf("skill verify: %w", err)
 			}
+			if err := operandError(file, false, true); err != nil {
+				return fmt.Errorf("skill verify: %w", err)
+			}
 			res, err := skill.VerifyArchive(file, skill.VerifyOptions{SHA256: sha})
 			if err != nil {
 				err = fmt.Errorf("skill verify: %w", err)
-				if errors.Is(err, skill.ErrPath) || errors.Is(err, skill.ErrOption) {
+				if errors.Is(err, skill.ErrOption) {
 					return usageError(err)
 				}
 				return err
@@ -63,7 +66,7 @@ from cosign sign-blob --bundle) is verified offline with --trusted-root or
 				// just verified: read them once and check both agree.
 				data, err := os.ReadFile(file)
 				if err != nil {
-					return usageErrorf("skill verify: %w", err)
+					return withCode(codeOperandUnreadable, fmt.Errorf("skill verify: %w", err))
 				}
 				if d := sha256.Sum256(data); !bytes.Equal(d[:], mustHex(res.SHA256)) {
 					return fmt.Errorf("skill verify: %w: the archive changed while it was verified", skill.ErrDigestMismatch)

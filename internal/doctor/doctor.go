@@ -282,6 +282,7 @@ var bundleFixes = map[bundle.ErrorKind]string{
 	bundle.KindNotABundle:            "the folder has no readable workflow.json or workflow.json.enc: remove it or export the bundle again",
 	bundle.KindUnsafePath:            "replace symbolic links in the bundles folder with real folders and files",
 	bundle.KindKDFCostRejected:       "the sealed bundle asks for an excessive key-derivation cost: seal it again with openadapt-flow's defaults",
+	bundle.KindUnreadable:            "a bundle file cannot be read by this user: fix its permissions (chmod u+r) or run as its owner",
 }
 
 // maxListed bounds how many failed bundles the message names.
