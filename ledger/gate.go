@@ -143,14 +143,17 @@ func (v *Verifier) Admission(ctx context.Context, src Source, q GateQuery) (*Res
 	if err := q.normalize(); err != nil {
 		return nil, err
 	}
-	dec := &AdmissionDecision{Profile: q.Profile, BundleVersion: strp(q.BundleVersion), BundleSHA256: strp(q.BundleSHA256)}
-	notAdmitted := func(reason, detail string) {
-		dec.Decision, dec.Reason, dec.Detail = DecisionNotAdmitted, strp(reason), strp(detail)
+	finish := func(res *Result, dec AdmissionDecision) *Result {
+		res.Admission = &dec
+		res.ExitCode = 0
+		if !dec.Admitted() {
+			res.ExitCode = 1
+		}
+		return res
 	}
-	exempt := func(detail string) {
-		dec.Decision, dec.Detail = DecisionExempt, strp(detail)
-	}
-	emptyResult := func() *Result {
+	// Checked first: the bundle directory must fully verify, and demo is
+	// exempt. Neither consults the ledger.
+	if dec, ok := unverifiedDecision(q); ok {
 		r := &Result{MediaType: MediaType, At: v.evalTime().Format("2006-01-02T15:04:05Z"),
 			TrustRoot: TrustRootInfo{Pinned: append([]string{}, v.list...)}, Documents: []DocumentResult{},
 			Targets: []TargetResult{}, WorkflowAdmissions: []WorkflowAdmission{}, Notes: []string{},
@@ -159,89 +162,19 @@ func (v *Verifier) Admission(ctx context.Context, src Source, q GateQuery) (*Res
 			s := SnapshotDate
 			r.Snapshot = &s
 		}
-		return r
-	}
-	finish := func(res *Result) *Result {
-		res.Admission = dec
-		res.ExitCode = 0
-		if !dec.Admitted() {
-			res.ExitCode = 1
-		}
-		return res
-	}
-	// Checked first: the bundle directory must fully verify.
-	if q.BundleErrorKind != "" {
-		notAdmitted(ReasonUnverifiable, "bundle_"+q.BundleErrorKind)
-		return finish(emptyResult()), nil
-	}
-	if q.Profile == ProfileDemo {
-		exempt("demo_profile")
-		return finish(emptyResult()), nil
+		return finish(r, dec), nil
 	}
 	res, err := v.Verify(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	hasWorkflowDoc := false
-	globalDetail := ""
-	for _, d := range res.Documents {
-		if d.Kind == DocWorkflowLedger || d.Kind == DocWorkflowProjection {
-			hasWorkflowDoc = true
-			if d.Detail != nil && globalDetail == "" {
-				globalDetail = *d.Detail
-			}
-		}
+	// The ledger part of the decision is the per-bundle rule of
+	// admissions.go, so Admission and [Admissions.Decide] cannot differ.
+	dec, err := admissionsOf(res).decide(q)
+	if err != nil {
+		return nil, err
 	}
-	if !hasWorkflowDoc {
-		return nil, ErrNoWorkflowDocument
-	}
-	rows := res.WorkflowAdmissions
-	switch {
-	case globalDetail != "":
-		reason := ReasonUnverifiable
-		if globalDetail == "projection_mismatch" {
-			reason = ReasonMismatched
-		}
-		notAdmitted(reason, globalDetail)
-		return finish(res), nil
-	case res.Keyless != nil && !res.Keyless.Verified:
-		notAdmitted(ReasonUnverifiable, "keyless_verification_failed")
-		return finish(res), nil
-	}
-	for _, w := range rows {
-		if !w.attributed {
-			notAdmitted(ReasonUnverifiable, "ledger_row_unattributed")
-			return finish(res), nil
-		}
-	}
-	var latest *WorkflowAdmission
-	labelSeen := false
-	for i := range rows {
-		w := &rows[i]
-		if q.BundleVersion != "" && w.BundleVersion != nil && *w.BundleVersion == q.BundleVersion {
-			labelSeen = true
-		}
-		if w.BundleSHA256 == nil || *w.BundleSHA256 != q.BundleSHA256 {
-			continue
-		}
-		if latest == nil || deref(w.IssuedAt) >= deref(latest.IssuedAt) {
-			latest = w
-		}
-	}
-	switch {
-	case latest == nil && labelSeen:
-		notAdmitted(ReasonMismatched, "bundle_sha256_differs")
-	case latest == nil:
-		notAdmitted(ReasonMissing, "no_admission_for_bundle")
-	case q.BundleVersion != "" && deref(latest.BundleVersion) != q.BundleVersion:
-		notAdmitted(ReasonMismatched, "bundle_version_differs")
-	case latest.Verdict != VerdictActive:
-		notAdmitted(deref(latest.Reason), deref(latest.Detail))
-	default:
-		dec.Decision = DecisionAdmitted
-		dec.AdmissionID = latest.AdmissionID
-	}
-	return finish(res), nil
+	return finish(res, dec), nil
 }
 
 func deref(s *string) string {

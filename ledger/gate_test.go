@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -63,6 +64,15 @@ func TestGateGenerated(t *testing.T) {
 			got := [3]string{d.Decision, d.ReasonCode(), d.DetailCode()}
 			if got != c.want {
 				t.Errorf("got %v, want %v", got, c.want)
+			}
+			// The per-bundle decisions of one verification give the same
+			// answer, field for field.
+			a, err := v.Admissions(context.Background(), Path(filepath.Join(dir, wfDoc)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d2, err := a.Decide(c.q); err != nil || !reflect.DeepEqual(d, d2) {
+				t.Errorf("Admissions.Decide %+v, %v; Gate %+v", d2, err, d)
 			}
 			if (d.Decision == DecisionAdmitted) != (d.AdmissionID != nil) {
 				t.Errorf("admission id %v with decision %s", d.AdmissionID, d.Decision)

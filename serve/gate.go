@@ -8,22 +8,23 @@ import (
 )
 
 // gate is the Standard/Regulated admission gate (§7.5): `--ledger PATH` when
-// given, else the embedded snapshot, through the ledger package.
+// given, else the embedded snapshot, through the ledger package. serve
+// holds no ledger rule: every decision is ledger's.
 type gate struct {
 	s   *Server
 	src ledger.Source
 	ok  bool // the ledger verified at startup
-	// listing maps bundle_sha256 → whether the latest workflow row for it is
-	// active, from the startup verification. It serves P's admission field
-	// only; a run always asks the ledger afresh.
-	listing map[string]bool
+	// listing is the ledger's per-bundle decisions from the startup
+	// verification. It serves P's admission field only; a run always asks
+	// the ledger afresh.
+	listing *ledger.Admissions
 }
 
 // newGate verifies the ledger once at startup when the gate is on (§1.5
 // step 8). A ledger that fails verification is not a startup error: every
 // run is then refused with admission_required.
 func newGate(s *Server) *gate {
-	g := &gate{s: s, src: ledger.Embedded(), listing: map[string]bool{}}
+	g := &gate{s: s, src: ledger.Embedded()}
 	if s.opts.Ledger != "" {
 		g.src = ledger.Path(s.opts.Ledger)
 	}
@@ -34,40 +35,12 @@ func newGate(s *Server) *gate {
 	if err != nil {
 		return g
 	}
-	res, err := v.Verify(context.Background(), g.src)
-	if err != nil || res == nil || res.Integrity == ledger.IntegrityFailed {
+	a, err := v.Admissions(context.Background(), g.src)
+	if err != nil || a.Result().Integrity == ledger.IntegrityFailed {
 		return g
 	}
-	g.ok = true
-	latest := map[string]ledger.WorkflowAdmission{}
-	for _, row := range res.WorkflowAdmissions {
-		if row.BundleSHA256 == nil {
-			continue
-		}
-		prev, seen := latest[*row.BundleSHA256]
-		if !seen || later(row, prev) {
-			latest[*row.BundleSHA256] = row
-		}
-	}
-	for d, row := range latest {
-		g.listing[d] = row.Verdict == ledger.VerdictActive
-	}
+	g.ok, g.listing = true, a
 	return g
-}
-
-// later orders rows by issued_at, then ledger index (ledger.md §15).
-func later(a, b ledger.WorkflowAdmission) bool {
-	ai, bi := "", ""
-	if a.IssuedAt != nil {
-		ai = *a.IssuedAt
-	}
-	if b.IssuedAt != nil {
-		bi = *b.IssuedAt
-	}
-	if ai != bi {
-		return ai > bi
-	}
-	return a.Index > b.Index
 }
 
 func (g *gate) verified() bool { return g.ok }
@@ -111,7 +84,12 @@ func (s *Server) admit(bundleSHA256 string) (reason string, ok bool) {
 	return d.ReasonCode(), false
 }
 
-// listingAdmitted is P's admission state for listing.
+// listingAdmitted is P's admission state for listing: the ledger's §15
+// decision for the bundle at startup, global checks included.
 func (s *Server) listingAdmitted(w *workflow) bool {
-	return s.gate.listing["sha256:"+w.contentDigest]
+	if s.gate.listing == nil {
+		return false
+	}
+	d, err := s.gate.listing.Decide(ledger.GateQuery{BundleSHA256: "sha256:" + w.contentDigest, Profile: ledger.ProfileStandard})
+	return err == nil && d.Decision == ledger.DecisionAdmitted
 }

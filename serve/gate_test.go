@@ -88,3 +88,50 @@ func TestAdmissionGateAdmits(t *testing.T) {
 		t.Fatalf("tampered ledger: %v", f)
 	}
 }
+
+// TestAdmissionListingGlobalChecks is review decision 1: the listing's
+// admission state is the ledger's §15 decision, so a ledger-wide check
+// (here one workflow row whose object is missing: "any row unattributed")
+// shows even an otherwise admitted bundle as not actively admitted, the
+// same answer its run gets. serve's old listing read the latest row alone
+// and showed it active.
+func TestAdmissionListingGlobalChecks(t *testing.T) {
+	e := newEnv(t)
+	admittedDir := e.demo("admitted", testBundle{params: map[string]string{"note": "x", "scenario": "y"}, salt: "u1"})
+	b, err := bundle.Load(admittedDir)
+	if err != nil || !b.Verified() {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	r := ledgergen.Generate(ledgergen.Options{
+		Now: now,
+		Workflows: []ledgergen.WorkflowSpec{
+			{BundleSHA256: b.BundleSHA256(), BundleVersion: "1.0.0", Issued: now.Add(-time.Hour)},
+			{BundleSHA256: ledgergen.Fake("another bundle"), BundleVersion: "2.0.0", Issued: now.Add(-time.Hour)},
+		},
+		Hooks: ledgergen.Hooks{AfterBuild: func(r *ledgergen.Root) { delete(r.Files, ledgergen.Path(r.Workflows[1].Entry)) }},
+	})
+	ledgerDir := filepath.Join(e.root, "evidence")
+	if err := r.Write(ledgerDir); err != nil {
+		t.Fatal(err)
+	}
+	testOnlyTrust = &ledger.Trust{SignerRegistryIdentities: []string{r.SignerIdentity}}
+	defer func() { testOnlyTrust = nil }()
+
+	o := e.opts()
+	o.AllowRun = true
+	o.Ledger = ledgerDir
+	o.ExtraRunArgs = []string{"--profile=standard"}
+	s := start(t, o)
+	ws := s.call("list_workflows", nil)["workflows"].([]any)
+	if len(ws) != 1 || ws[0].(map[string]any)["admission"] != "not_actively_admitted" {
+		t.Fatalf("listing: %v", ws)
+	}
+	f := s.call("run_"+b.ID, map[string]any{"note": "a", "scenario": "exit=0"})
+	if errorCode(f) != "admission_required" || !strings.Contains(f["error"].(map[string]any)["message"].(string), "(ledger reason: unverifiable)") {
+		t.Fatalf("run: %v", f)
+	}
+	if n := len(e.invocations()); n != 0 {
+		t.Fatalf("%d invocations", n)
+	}
+}
