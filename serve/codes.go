@@ -22,6 +22,7 @@ const (
 	CodeElicitationUnsupported Code = "elicitation_unsupported"
 	CodeOperatorDeclined       Code = "operator_declined"
 	CodeDeliveryUncertain      Code = "delivery_uncertain"
+	CodeAttendedUnavailable    Code = "attended_unavailable"
 	CodeAdmitRefused           Code = "admit_refused"
 	CodeAuthoringUnavailable   Code = "authoring_unavailable"
 	CodeCoachOnly              Code = "coach_only"
@@ -35,7 +36,7 @@ var allCodes = []Code{
 	CodeURLOverrideRefused, CodeIdempotencyConflict, CodeAdmissionRequired, CodeFlowNotFound,
 	CodeUnsafeRunID, CodeReportUnavailable, CodeAttentionNotFound, CodeCapabilityStale,
 	CodeActionNotAllowed, CodeElicitationUnsupported, CodeOperatorDeclined, CodeDeliveryUncertain,
-	CodeAdmitRefused, CodeAuthoringUnavailable, CodeCoachOnly, CodeResultTooLarge, CodeInternalError,
+	CodeAttendedUnavailable, CodeAdmitRefused, CodeAuthoringUnavailable, CodeCoachOnly, CodeResultTooLarge, CodeInternalError,
 }
 
 type codeCopy struct{ message, recovery string }
@@ -97,7 +98,7 @@ var copyFor = map[Code]codeCopy{
 	},
 	CodeElicitationUnsupported: {
 		"This client cannot show the operator confirmation form. Nothing was dispatched.",
-		"Use Flow's attended console on this computer, where all attended actions are available.",
+		"Use `openadapt-agent attention` in a terminal on this computer, where all attended actions are available with a typed confirmation.",
 	},
 	CodeOperatorDeclined: {
 		"The local operator did not confirm this action. Nothing was dispatched.",
@@ -105,7 +106,11 @@ var copyFor = map[Code]codeCopy{
 	},
 	CodeDeliveryUncertain: {
 		"Flow did not return a safe terminal decision; delivery is uncertain.",
-		"Inspect the durable audit and reconcile the live state; do not retry.",
+		"Inspect the durable audit and reconcile the live state with `openadapt-agent attention reconcile` on this computer; do not retry.",
+	},
+	CodeAttendedUnavailable: {
+		"Attended actions are unavailable because the Flow helper stopped. Nothing was dispatched.",
+		"Restart the server, or use `openadapt-agent attention` on this computer.",
 	},
 	CodeAdmitRefused: {
 		"The admit confirmation was not a one-token ok.",
