@@ -1,0 +1,123 @@
+package authoring
+
+import "regexp"
+
+// The closed result shapes of the authoring tools other than observe. Each is
+// built in Go from validated values only; the session's raw result supplies
+// at most an id that matches its pattern, never free text.
+
+// ParamRE is the shape of a workflow parameter name.
+var ParamRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// WorkflowIDRE is the shape of a compiled draft's workflow id
+// (openadapt-types AuthoringCompileResultV1).
+var WorkflowIDRE = regexp.MustCompile(`^wf_[A-Za-z0-9_-]{8,64}$`)
+
+// StatusResult is {"status": S} (start_record: "recording").
+type StatusResult struct {
+	Status string `json:"status"`
+}
+
+// ClickResult is a click's receipt.
+type ClickResult struct {
+	Status string `json:"status"`
+	NodeID string `json:"node_id,omitempty"`
+}
+
+// StopResult is halt's and stop_record's receipt: the session stopped
+// without compiling.
+type StopResult struct {
+	Status   string `json:"status"`
+	Compiled bool   `json:"compiled"`
+}
+
+// TypeResult is type's receipt. It never carries the text.
+type TypeResult struct {
+	Status   string `json:"status"`
+	Recorded bool   `json:"recorded"`
+	Param    string `json:"param,omitempty"`
+}
+
+// PauseResult is pause_for_input's receipt over MCP: the session waits for
+// the person; continue_input records what they typed.
+type PauseResult struct {
+	Status string `json:"status"`
+	Param  string `json:"param,omitempty"`
+	Secret bool   `json:"secret,omitempty"`
+}
+
+// RecordedResult is continue_input's receipt (and a hosted pause's final
+// result): the person's input was recorded with record_observed.
+type RecordedResult struct {
+	Recorded bool   `json:"recorded"`
+	Param    string `json:"param,omitempty"`
+}
+
+// CompileResult is compile's result: always needs_human_admit, never
+// VERIFIED or success.
+type CompileResult struct {
+	Status            string `json:"status"`
+	WorkflowID        string `json:"workflow_id,omitempty"`
+	RecordingRetained bool   `json:"recording_retained"`
+}
+
+// AdmitResult is admit's result.
+type AdmitResult struct {
+	Status     string `json:"status"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+}
+
+// CoachSetResult is set_coach's result: the hint as it passed the filter.
+type CoachSetResult struct {
+	Status string `json:"status"`
+	Hint   string `json:"hint"`
+}
+
+// CoachGetResult is get_coach's result; Hint is null when none is set.
+type CoachGetResult struct {
+	Hint *string `json:"hint"`
+}
+
+// ErrorResult is a tool-level refusal on the MCP wire
+// (flow-helper.md §12.16): {"status":"error","reason":"<code>"}.
+type ErrorResult struct {
+	Status string `json:"status"`
+	Reason Code   `json:"reason"`
+}
+
+// NewErrorResult is the refusal result for code.
+func NewErrorResult(code Code) ErrorResult { return ErrorResult{Status: "error", Reason: code} }
+
+// ProjectClick is click's receipt; nodeID is the validated argument ("" for
+// an x/y click).
+func ProjectClick(_ map[string]any, nodeID string) ClickResult {
+	return ClickResult{Status: "ok", NodeID: nodeID}
+}
+
+// ProjectCompile is compile's result. A workflow id is kept only when it
+// matches [WorkflowIDRE].
+func ProjectCompile(raw map[string]any) CompileResult {
+	r := CompileResult{Status: "needs_human_admit", RecordingRetained: true}
+	if id, _ := raw["workflow_id"].(string); WorkflowIDRE.MatchString(id) {
+		r.WorkflowID = id
+	}
+	return r
+}
+
+// ProjectAdmit is admit's result.
+func ProjectAdmit(raw map[string]any) AdmitResult {
+	r := AdmitResult{Status: "admitted"}
+	if id, _ := raw["workflow_id"].(string); WorkflowIDRE.MatchString(id) {
+		r.WorkflowID = id
+	}
+	return r
+}
+
+// ProjectGetCoach is get_coach's result: the session's hint only when it
+// passes the label filter.
+func ProjectGetCoach(raw map[string]any) CoachGetResult {
+	if h := SafeLabel(raw["hint"]); h != "" {
+		return CoachGetResult{Hint: &h}
+	}
+	return CoachGetResult{}
+}
