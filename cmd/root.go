@@ -87,6 +87,7 @@ openadapt-flow does it.`,
 		newEmitSkillAliasCmd(io),
 		newServeCmd(io),
 		newDoctorCmd(io),
+		newAuthoringCmd(io),
 	)
 	addCompletionCmd(root)
 	// Unknown commands are usage errors, not silent help.
