@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/ledger"
 	"github.com/OpenAdaptAI/openadapt-agent/skill"
 )
@@ -66,7 +67,7 @@ compiled bundle and is protected workflow data.`,
 			warnf(io.Err, "%s", skill.DataBoundaryWarning)
 			vo := skill.VerifyOptions{SHA256: sha}
 			if sig.set() && statErr == nil {
-				data, err := os.ReadFile(src)
+				data, err := fsutil.ReadFile(cmd.Context(), src, fsutil.Archive)
 				if err != nil {
 					return withCode(codeOperandUnreadable, fmt.Errorf("skill install: %w", err))
 				}

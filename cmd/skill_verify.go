@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/ledger"
 	"github.com/OpenAdaptAI/openadapt-agent/skill"
 )
@@ -64,7 +64,7 @@ from cosign sign-blob --bundle) is verified offline with --trusted-root or
 			if sig.set() {
 				// The signature covers exactly the bytes whose digest was
 				// just verified: read them once and check both agree.
-				data, err := os.ReadFile(file)
+				data, err := fsutil.ReadFile(cmd.Context(), file, fsutil.Archive)
 				if err != nil {
 					return withCode(codeOperandUnreadable, fmt.Errorf("skill verify: %w", err))
 				}

@@ -11,11 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
@@ -92,9 +92,10 @@ func ArtifactDigest(algorithm, hexDigest string) (Artifact, error) {
 	return Artifact{algorithm: algorithm, digest: d}, nil
 }
 
-// readNoPath reads a file; its error omits the path.
-func readNoPath(p string) ([]byte, error) {
-	b, err := os.ReadFile(p)
+// readNoPath reads a regular file of at most lim (internal/fsutil); its
+// error omits the path.
+func readNoPath(ctx context.Context, p string, lim fsutil.Limit) ([]byte, error) {
+	b, err := fsutil.ReadFile(ctx, p, lim)
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return nil, pe.Err
@@ -146,7 +147,7 @@ func VerifyArtifact(ctx context.Context, art Artifact, o SigstoreOptions) (*Keyl
 	// Read the files here (not with LoadJSONFromPath / NewTrustedRootFromPath)
 	// so that error texts name only the file, never its full path. The
 	// parse is the same: UnmarshalJSON refuses bundles v0.4 and later.
-	bj, err := readNoPath(o.BundlePath)
+	bj, err := readNoPath(ctx, o.BundlePath, fsutil.SigstoreBundle)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading bundle %s: %v", ErrSigstoreInput, filepath.Base(o.BundlePath), err)
 	}
@@ -156,7 +157,7 @@ func VerifyArtifact(ctx context.Context, art Artifact, o SigstoreOptions) (*Keyl
 	}
 	var tr *root.TrustedRoot
 	if o.TrustedRootPath != "" {
-		rj, err := readNoPath(o.TrustedRootPath)
+		rj, err := readNoPath(ctx, o.TrustedRootPath, fsutil.TrustedRoot)
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading trusted root %s: %v", ErrSigstoreInput, filepath.Base(o.TrustedRootPath), err)
 		}
@@ -209,9 +210,9 @@ func VerifyArtifact(ctx context.Context, art Artifact, o SigstoreOptions) (*Keyl
 		if o.KeyPath == "" {
 			return nil, fmt.Errorf("%w: the bundle is signed by a key; --key is required", ErrOption)
 		}
-		pemBytes, err := os.ReadFile(o.KeyPath)
+		pemBytes, err := readNoPath(ctx, o.KeyPath, fsutil.Key)
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading key %s", ErrSigstoreInput, filepath.Base(o.KeyPath))
+			return nil, fmt.Errorf("%w: reading key %s: %v", ErrSigstoreInput, filepath.Base(o.KeyPath), err)
 		}
 		pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
 		if err != nil {

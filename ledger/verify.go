@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // Reasons (spec §13).
@@ -111,7 +113,7 @@ func WithEvidenceRoot(dir string) Option {
 func WithPreviousRegistry(paths ...string) Option {
 	return func(c *config) error {
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
+			b, err := fsutil.ReadFile(context.Background(), p, fsutil.LedgerFile)
 			if err != nil {
 				return fmt.Errorf("%w: reading previous registry: %v", ErrInput, errors.Unwrap(err))
 			}
@@ -225,6 +227,16 @@ func (r *run) note(s string) {
 
 func readFS(fsys fs.FS, name string) ([]byte, error) { return fs.ReadFile(fsys, name) }
 
+// readReason is the path-free reason of a read failure: "not a regular
+// file", the size cap, "no such file or directory", ….
+func readReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // Document kinds.
 const (
 	DocReleaseLedger      = "release_ledger"
@@ -259,7 +271,7 @@ type document struct {
 }
 
 // loadDocuments resolves the source into an evidence root and documents.
-func (v *Verifier) loadDocuments(src Source) (fs.FS, []*document, error) {
+func (v *Verifier) loadDocuments(ctx context.Context, src Source) (fs.FS, []*document, error) {
 	var root fs.FS
 	var docs []*document
 	add := func(name string, raw []byte) error {
@@ -315,18 +327,18 @@ func (v *Verifier) loadDocuments(src Source) (fs.FS, []*document, error) {
 		if v.cfg.sigstore != nil {
 			return nil, nil, fmt.Errorf("%w: --bundle needs a ledger file, not a directory", ErrOption)
 		}
-		root = os.DirFS(src.path)
+		root = fsutil.DirFS(src.path, fsutil.LedgerFile)
 		if v.cfg.evidenceRoot != "" {
-			root = os.DirFS(v.cfg.evidenceRoot)
+			root = fsutil.DirFS(v.cfg.evidenceRoot, fsutil.LedgerFile)
 		}
-		docRoot := os.DirFS(src.path)
+		docRoot := fsutil.DirFS(src.path, fsutil.LedgerFile)
 		for _, wk := range wellKnown {
 			raw, err := fs.ReadFile(docRoot, wk.path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("%w: reading %s", ErrInput, wk.path)
+				return nil, nil, fmt.Errorf("%w: reading %s: %v", ErrInput, wk.path, readReason(err))
 			}
 			if err := add(wk.path, raw); err != nil {
 				return nil, nil, err
@@ -337,15 +349,15 @@ func (v *Verifier) loadDocuments(src Source) (fs.FS, []*document, error) {
 		}
 		return root, docs, nil
 	}
-	raw, err := os.ReadFile(src.path)
+	raw, err := fsutil.ReadFile(ctx, src.path, fsutil.LedgerFile)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: reading %s", ErrInput, filepath.Base(src.path))
+		return nil, nil, fmt.Errorf("%w: reading %s: %v", ErrInput, filepath.Base(src.path), readReason(err))
 	}
 	dir := filepath.Dir(src.path)
 	if v.cfg.evidenceRoot != "" {
 		dir = v.cfg.evidenceRoot
 	}
-	root = os.DirFS(dir)
+	root = fsutil.DirFS(dir, fsutil.LedgerFile)
 	if err := add(filepath.Base(src.path), raw); err != nil {
 		return nil, nil, err
 	}
@@ -367,7 +379,7 @@ func (v *Verifier) evalTime() time.Time {
 // Verdicts are values in the result; the error is reserved for unreadable or
 // unrecognised input (wrapping [ErrInput]) and cancellation.
 func (v *Verifier) Verify(ctx context.Context, src Source) (*Result, error) {
-	root, docs, err := v.loadDocuments(src)
+	root, docs, err := v.loadDocuments(ctx, src)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,28 @@
+package bundle
+
+import (
+	"errors"
+	"math"
+	"os"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+)
+
+// anyAsset bounds nothing by size (callers cap what they read); the shared
+// open still refuses links and anything that is not a regular file.
+var anyAsset = fsutil.Limit{Kind: "bundle file", Max: math.MaxInt64}
+
+// openNoFollow opens path for reading through the project's one bounded
+// open (internal/fsutil): a final symlink is errIsSymlink, a FIFO, socket,
+// device or folder is errNotRegular (refused without blocking: the open is
+// non-blocking and the type is checked on the opened descriptor).
+func openNoFollow(path string) (*os.File, error) {
+	f, _, err := fsutil.Open(path, anyAsset, fsutil.NoFollow)
+	switch {
+	case errors.Is(err, fsutil.ErrSymlink):
+		return nil, errIsSymlink
+	case errors.Is(err, fsutil.ErrNotRegular):
+		return nil, errNotRegular
+	}
+	return f, err
+}
