@@ -1,4 +1,4 @@
-package bundle
+package jsonoracle
 
 import (
 	"bytes"
@@ -10,6 +10,10 @@ import (
 	"unicode/utf8"
 )
 
+// Frozen copy of bundle/json.go as it was before internal/pyjson replaced it
+// (commit 9c94728): a differential oracle for tests only. Do not fix or
+// extend it; it is what the new core must agree with.
+//
 // This file holds a strict JSON reader that keeps what Flow's digest depends
 // on (object member order for metadata, the integer/float distinction of
 // every number token) and the canonical writer of flow-bundle.md §5.2.
@@ -59,7 +63,6 @@ func (v *value) get(key string) *value {
 	return nil
 }
 
-func (v *value) isNull() bool { return v == nil || v.kind == jNull }
 
 // maxIntDigits is CPython's default int_max_str_digits.
 const maxIntDigits = 4300
@@ -617,16 +620,11 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// CanonicalJSON parses data strictly (the input rules of flow-bundle.md §5.2)
-// and returns Flow's canonical form: Python
-// json.dumps(sort_keys=True, separators=(",",":"), ensure_ascii=False), with
-// floats spelled as Python's repr and integers kept exact. Any JSON value is
-// accepted at the top level. Errors wrap [ErrInvalidJSON] and carry byte
-// offsets, never content.
+// CanonicalJSON is the old bundle.CanonicalJSON: strict parse, canonical form.
 func CanonicalJSON(data []byte) ([]byte, error) {
 	v, err := parseJSON(data)
 	if err != nil {
-		return nil, &Error{Kind: KindInvalidJSON, cause: err}
+		return nil, err
 	}
 	return appendCanonical(make([]byte, 0, len(data)), &v), nil
 }

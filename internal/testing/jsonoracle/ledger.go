@@ -1,4 +1,7 @@
-package ledger
+// Frozen copy of ledger/parse.go and the canonical writer of ledger/canon.go
+// before internal/pyjson replaced them: a differential oracle for tests only.
+
+package jsonoracle
 
 import (
 	"encoding/json"
@@ -10,7 +13,7 @@ import (
 )
 
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxDepth = 512
+const ledgerMaxDepth = 512
 
 var errJSON = errors.New("invalid json")
 
@@ -20,8 +23,8 @@ var errJSON = errors.New("invalid json")
 // (fail closed), and numbers stay exact (json.Number). Trailing data after
 // the value is an error. It is hand-written because the evidence registry
 // grows linearly and encoding/json's reflection dominated verification.
-func parseJSON(b []byte) (any, error) {
-	p := &jparser{b: b}
+func LedgerParse(b []byte) (any, error) {
+	p := &lparser{b: b}
 	p.ws()
 	v, err := p.value(0)
 	if err != nil {
@@ -34,12 +37,12 @@ func parseJSON(b []byte) (any, error) {
 	return v, nil
 }
 
-type jparser struct {
+type lparser struct {
 	b []byte
 	i int
 }
 
-func (p *jparser) ws() {
+func (p *lparser) ws() {
 	for p.i < len(p.b) {
 		switch p.b[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -50,8 +53,8 @@ func (p *jparser) ws() {
 	}
 }
 
-func (p *jparser) value(depth int) (any, error) {
-	if depth > maxDepth {
+func (p *lparser) value(depth int) (any, error) {
+	if depth > ledgerMaxDepth {
 		return nil, fmt.Errorf("nesting too deep: %w", errJSON)
 	}
 	if p.i >= len(p.b) {
@@ -76,7 +79,7 @@ func (p *jparser) value(depth int) (any, error) {
 	return nil, fmt.Errorf("unexpected character: %w", errJSON)
 }
 
-func (p *jparser) lit(s string) error {
+func (p *lparser) lit(s string) error {
 	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
 		return fmt.Errorf("bad literal: %w", errJSON)
 	}
@@ -84,7 +87,7 @@ func (p *jparser) lit(s string) error {
 	return nil
 }
 
-func (p *jparser) object(depth int) (any, error) {
+func (p *lparser) object(depth int) (any, error) {
 	p.i++ // {
 	m := make(map[string]any, 8)
 	p.ws()
@@ -131,7 +134,7 @@ func (p *jparser) object(depth int) (any, error) {
 	}
 }
 
-func (p *jparser) array(depth int) (any, error) {
+func (p *lparser) array(depth int) (any, error) {
 	p.i++ // [
 	l := []any{}
 	p.ws()
@@ -162,7 +165,7 @@ func (p *jparser) array(depth int) (any, error) {
 	}
 }
 
-func (p *jparser) str() (string, error) {
+func (p *lparser) str() (string, error) {
 	p.i++ // opening quote
 	start := p.i
 	// Fast path: no escapes.
@@ -242,7 +245,7 @@ func (p *jparser) str() (string, error) {
 	return "", fmt.Errorf("unterminated string: %w", errJSON)
 }
 
-func (p *jparser) hex4() (rune, bool) {
+func (p *lparser) hex4() (rune, bool) {
 	if len(p.b)-p.i < 4 {
 		return 0, false
 	}
@@ -254,9 +257,9 @@ func (p *jparser) hex4() (rune, bool) {
 	return rune(n), true
 }
 
-func digit(c byte) bool { return c >= '0' && c <= '9' }
+func ldigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func (p *jparser) number() (any, error) {
+func (p *lparser) number() (any, error) {
 	start := p.i
 	if p.b[p.i] == '-' {
 		p.i++
@@ -264,8 +267,8 @@ func (p *jparser) number() (any, error) {
 	switch {
 	case p.i < len(p.b) && p.b[p.i] == '0':
 		p.i++
-	case p.i < len(p.b) && digit(p.b[p.i]) && p.b[p.i] != '0':
-		for p.i < len(p.b) && digit(p.b[p.i]) {
+	case p.i < len(p.b) && ldigit(p.b[p.i]) && p.b[p.i] != '0':
+		for p.i < len(p.b) && ldigit(p.b[p.i]) {
 			p.i++
 		}
 	default:
@@ -273,10 +276,10 @@ func (p *jparser) number() (any, error) {
 	}
 	if p.i < len(p.b) && p.b[p.i] == '.' {
 		p.i++
-		if p.i >= len(p.b) || !digit(p.b[p.i]) {
+		if p.i >= len(p.b) || !ldigit(p.b[p.i]) {
 			return nil, fmt.Errorf("bad number: %w", errJSON)
 		}
-		for p.i < len(p.b) && digit(p.b[p.i]) {
+		for p.i < len(p.b) && ldigit(p.b[p.i]) {
 			p.i++
 		}
 	}
@@ -285,10 +288,10 @@ func (p *jparser) number() (any, error) {
 		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
 			p.i++
 		}
-		if p.i >= len(p.b) || !digit(p.b[p.i]) {
+		if p.i >= len(p.b) || !ldigit(p.b[p.i]) {
 			return nil, fmt.Errorf("bad number: %w", errJSON)
 		}
-		for p.i < len(p.b) && digit(p.b[p.i]) {
+		for p.i < len(p.b) && ldigit(p.b[p.i]) {
 			p.i++
 		}
 	}
