@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"math/bits"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+
 	"golang.org/x/crypto/scrypt"
 )
 
@@ -44,12 +46,14 @@ type container struct {
 // A malformed container gives [ErrDecryptFailed]; scrypt parameters outside
 // the cap give [ErrKDFCostRejected].
 func parseContainer(data []byte) (*container, error) {
-	top, err := parseObject(data)
-	if err != nil {
+	d := docPool.Get().(*pyjson.Doc)
+	defer docPool.Put(d)
+	if err := parseObject(d, data); err != nil {
 		return nil, &Error{Kind: KindDecryptFailed, Detail: "malformed container", cause: err}
 	}
+	top := d.Root()
 	// Only "format" is checked; version, cipher, kdf and aad are ignored, as in Flow.
-	if f := top.get("format"); f == nil || f.kind != jString || f.s != containerFormat {
+	if !d.StrIs(d.Get(top, "format"), containerFormat) {
 		return nil, newErr(KindDecryptFailed, "malformed container: unknown format")
 	}
 	c := &container{}
@@ -58,26 +62,26 @@ func parseContainer(data []byte) (*container, error) {
 		dst *int
 		def int
 	}{{"kdf_n", &c.n, 32768}, {"kdf_r", &c.r, 8}, {"kdf_p", &c.p, 1}} {
-		v := top.get(kp.key)
-		if v == nil {
+		v := d.Get(top, kp.key)
+		if v == pyjson.None {
 			*kp.dst = kp.def
 			continue
 		}
-		if v.kind != jNumber || !v.isInt {
+		if !d.IsInt(v) {
 			return nil, newErr(KindDecryptFailed, "malformed container: %s is not an integer", kp.key)
 		}
-		*kp.dst = smallInt(v.s)
+		*kp.dst = smallInt(string(d.Bytes(v)))
 	}
 	b64 := base64.StdEncoding.Strict()
 	for _, f := range []struct {
 		key string
 		dst *[]byte
 	}{{"salt", &c.salt}, {"nonce", &c.nonce}, {"ciphertext", &c.ciphertext}} {
-		v := top.get(f.key)
-		if v == nil || v.kind != jString {
+		v := d.Get(top, f.key)
+		if d.Kind(v) != pyjson.String {
 			return nil, newErr(KindDecryptFailed, "malformed container: %s missing", f.key)
 		}
-		b, err := b64.DecodeString(v.s)
+		b, err := b64.AppendDecode(nil, d.Bytes(v))
 		if err != nil {
 			return nil, newErr(KindDecryptFailed, "malformed container: %s is not strict base64", f.key)
 		}
@@ -97,8 +101,11 @@ func parseContainer(data []byte) (*container, error) {
 }
 
 // smallInt converts an integer token to int, saturating to -1 for anything
-// negative and to a value above every cap for anything huge.
+// negative and to a value above every cap for anything huge ("-0" is 0).
 func smallInt(tok string) int {
+	if tok == "-0" {
+		return 0
+	}
 	if len(tok) > 0 && tok[0] == '-' {
 		return -1
 	}

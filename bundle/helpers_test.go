@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/scrypt"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // testKDFN keeps synthetic sealed containers cheap; vectors use Flow's 2^15.
@@ -85,12 +87,12 @@ func (s synth) write(t testing.TB, dir string) string {
 		fmt.Fprintf(&fh, "%q:%q", n, hex.EncodeToString(sum[:]))
 	}
 	fh.WriteString("}")
-	top, err := parseObject([]byte(wf))
-	if err != nil {
+	top := new(pyjson.Doc)
+	if err := parseObject(top, []byte(wf)); err != nil {
 		t.Fatalf("synthetic workflow: %v", err)
 	}
-	files, _ := parseJSON([]byte(fh.String()))
-	digest := contentDigest(&top, &files)
+	files, _ := pyjson.Parse([]byte(fh.String()), flowJSON)
+	digest, _ := contentDigest(top, files, files.Root(), nil)
 	manifest := fmt.Sprintf(`{"schema_version":2,"content_digest":%q,"file_hashes":%s,"provenance":{"compiler_version":"9.9.9","certified":false},"encrypted":%v}`,
 		digest, fh.String(), s.Sealed != "")
 	full := strings.TrimSuffix(wf, "}") + `,"manifest":` + manifest + "}"

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,44 +11,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-func TestFormatFloat(t *testing.T) {
-	t.Parallel()
-	// The issue's table plus the boundaries of fixed notation (CPython repr).
-	tests := []struct {
-		in   float64
-		want string
-	}{
-		{480.0, "480.0"},
-		{1e-05, "1e-05"},
-		{1e+16, "1e+16"},
-		{1234567.0, "1234567.0"},
-		{0.30000000000000004, "0.30000000000000004"},
-		{5e-324, "5e-324"},
-		{1.7976931348623157e+308, "1.7976931348623157e+308"},
-		{math.Copysign(0, -1), "-0.0"},
-		{0, "0.0"},
-		{123456789012345678.0, "1.2345678901234568e+17"},
-		{0.0001, "0.0001"},
-		{0.00012345, "0.00012345"},
-		{9999999999999998.0, "9999999999999998.0"},
-		{2.5e-7, "2.5e-07"},
-		{1e22, "1e+22"},
-		{-1.5, "-1.5"},
-		{-1e-05, "-1e-05"},
-		{1.5e300, "1.5e+300"},
-		{100000.0, "100000.0"},
-		{0.1, "0.1"},
-		{2.2250738585072014e-308, "2.2250738585072014e-308"},
-		{123456789.123, "123456789.123"},
-	}
-	for _, tt := range tests {
-		if got := formatFloat(tt.in); got != tt.want {
-			t.Errorf("formatFloat(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsonoracle"
+)
 
 // canonicalCases is the canonical_json_cases entry of the vectors MANIFEST.
 type canonicalCases struct {
@@ -106,9 +71,9 @@ func TestCanonicalJSONCases(t *testing.T) {
 		if err != nil || string(got) != f.Canonical {
 			t.Errorf("float %s: got %q, %v; want %q", f.Literal, got, err, f.Canonical)
 		}
-		v, _ := parseJSON([]byte(f.Literal))
-		if v.isInt != f.IsInt {
-			t.Errorf("float %s: isInt = %v, want %v", f.Literal, v.isInt, f.IsInt)
+		d, _ := pyjson.Parse([]byte(f.Literal), flowJSON)
+		if d.IsInt(d.Root()) != f.IsInt {
+			t.Errorf("float %s: isInt = %v, want %v", f.Literal, d.IsInt(d.Root()), f.IsInt)
 		}
 	}
 	for _, s := range c.Strings {
@@ -121,14 +86,14 @@ func TestCanonicalJSONCases(t *testing.T) {
 		in = strings.ReplaceAll(in, `\x00`, `\u0000`)
 		in = strings.ReplaceAll(in, `\x1f`, `\u001f`)
 		in = strings.ReplaceAll(in, `\x7f`, "\x7f")
-		v, err := parseJSON([]byte(in))
+		d, err := pyjson.Parse([]byte(in), flowJSON)
 		if err != nil {
 			t.Fatalf("string case %s: %v (input %s)", s.Hex, err, in)
 		}
-		if v.s != string(raw) {
-			t.Fatalf("string case %s: parsed %q", s.Hex, v.s)
+		if d.Str(d.Root()) != string(raw) {
+			t.Fatalf("string case %s: parsed %q", s.Hex, d.Str(d.Root()))
 		}
-		if got := string(appendString(nil, string(raw))); got != s.Canonical {
+		if got, _ := CanonicalJSON([]byte(in)); string(got) != s.Canonical {
 			t.Errorf("string case %s: got %q, want %q", s.Hex, got, s.Canonical)
 		}
 	}
@@ -139,7 +104,7 @@ func TestCanonicalJSONCases(t *testing.T) {
 		if i > 0 {
 			obj.WriteString(",")
 		}
-		obj.Write(appendString(nil, string(raw)))
+		obj.Write(pyjson.AppendString(nil, raw))
 		obj.WriteString(":" + strconv.Itoa(i+1))
 	}
 	obj.WriteString("}")
@@ -215,24 +180,21 @@ func TestInvalidJSON(t *testing.T) {
 		"deep":                  strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
 	}
 	for name, in := range tests {
-		if _, err := parseJSON([]byte(in)); err == nil {
-			t.Errorf("%s: parseJSON accepted %q", name, in)
-		}
 		if _, err := CanonicalJSON([]byte(in)); !errors.Is(err, ErrInvalidJSON) {
 			t.Errorf("%s: CanonicalJSON error %v, want ErrInvalidJSON", name, err)
 		}
 	}
 	for _, top := range []string{`[]`, `"x"`, `1`, `null`, `true`} {
-		if _, err := parseObject([]byte(top)); err == nil {
+		if err := parseObject(new(pyjson.Doc), []byte(top)); err == nil {
 			t.Errorf("parseObject accepted top level %s", top)
 		}
 	}
-	if _, err := parseJSON([]byte("-" + strings.Repeat("9", 4300))); err != nil {
+	if _, err := CanonicalJSON([]byte("-" + strings.Repeat("9", 4300))); err != nil {
 		t.Errorf("4300 digits rejected: %v", err)
 	}
 	// Depth exactly at the limit is fine.
 	ok := strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth)
-	if _, err := parseJSON([]byte(ok)); err != nil {
+	if _, err := CanonicalJSON([]byte(ok)); err != nil {
 		t.Errorf("depth %d rejected: %v", maxDepth, err)
 	}
 }
@@ -296,5 +258,87 @@ func FuzzCanonicalJSON(f *testing.F) {
 		if err != nil || string(again) != string(out) {
 			t.Fatalf("round trip: %q -> %q (%v)", out, again, err)
 		}
+	})
+}
+
+// testDigest is the content digest as the loader computes it, over the
+// embedded manifest's file_hashes ({} when there is none).
+func testDigest(data []byte) (string, error) {
+	d := new(pyjson.Doc)
+	if err := parseObject(d, data); err != nil {
+		return "", err
+	}
+	files := pyjson.None
+	if fh := d.Get(d.Get(d.Root(), "manifest"), "file_hashes"); d.Kind(fh) == pyjson.Object {
+		files = fh
+	}
+	digest, _ := contentDigest(d, d, files, nil)
+	return digest, nil
+}
+
+// checkDigestOracle: the content digest (§5 with the §5.1 omissions) agrees
+// with the pre-pyjson implementation, refusals included.
+func checkDigestOracle(t *testing.T, data []byte) {
+	t.Helper()
+	want, errW := jsonoracle.ContentDigest(data)
+	got, errG := testDigest(data)
+	if (errW == nil) != (errG == nil) || got != want {
+		t.Fatalf("content digest differs from the old implementation: old %s %v, new %s %v", want, errW, got, errG)
+	}
+}
+
+// TestDigestAgainstOracle: every vector workflow.json (and every seed) has
+// the same content digest as before pyjson; for the verifying vectors that is
+// also the manifest's own digest (checked by the vector tests).
+func TestDigestAgainstOracle(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, seed := range fuzzSeeds(t) {
+		checkDigestOracle(t, seed)
+		n++
+	}
+	for _, v := range digestVariants() {
+		checkDigestOracle(t, []byte(v))
+	}
+	if n < 20 {
+		t.Fatalf("only %d seeds", n)
+	}
+}
+
+// digestVariants exercise the schema_version migration and every omission
+// position, with and without the default values.
+func digestVariants() []string {
+	step := `{"id":"s","field_label":null,"risk_explanation":null,"risk_review_required":false,"modifiers":[],` +
+		`"drag_end_anchor":null,"selection_commit_key":null,"selection_region":null,` +
+		`"anchor":{"template":"t","structural":{"frame_path":[]}},"wait_until":{"anchor":{"structural":{"frame_path":null}},` +
+		`"operands":[{"operands":[{"anchor":{"structural":{"frame_path":[]}}}]}]},"guard":{"predicate":{"anchor":{"structural":{"frame_path":null}}}},` +
+		`"effects":[{"new_records":[],"identity_field":"id"},{"new_records":[1],"identity_field":"mrn"}],` +
+		`"api_binding":{"effects":[{"identity_field":"id"}]}}`
+	graph := `{"entry":"a","states":{"a":{"kind":"action","step":` + step + `,"transitions":[{"guard":{"anchor":{"structural":{"frame_path":[]}}}},7],` +
+		`"decision":{"revalidation":[{"anchor":{"structural":{"frame_path":null}}},"x"]}},"b":3}}`
+	body := `"steps":[` + step + `,1],"program":` + graph + `,"subflows":{"g":` + graph + `,"h":null},` +
+		`"interstitials":[{"dismiss_anchor":{"structural":{"frame_path":[]}},"detect":{"anchor":{"structural":{"frame_path":null}}},"clearance":{}},5],` +
+		`"field_label":null,"manifest":{"content_digest":"x","file_hashes":{"templates/b":"1","templates/a":"2"}}`
+	var out []string
+	for _, sv := range []string{``, `"schema_version":2,`, `"schema_version":3,`, `"schema_version":1,`, `"schema_version":"2",`,
+		`"schema_version":2.0,`, `"schema_version":-0,`, `"schema_version":null,`, `"schema_version":20,`} {
+		out = append(out, `{`+sv+body+`}`)
+	}
+	out = append(out, `{"interstitials":[],"manifest":null}`, `{"interstitials":[1],"manifest":{}}`, `{"steps":{"a":1}}`,
+		`{"manifest":{"file_hashes":[]}}`, `{"zzz":1,"aaa":{"schema_version":1}}`)
+	return out
+}
+
+// FuzzContentDigest: the content digest agrees with the old implementation
+// on any input.
+func FuzzContentDigest(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	for _, v := range digestVariants() {
+		f.Add([]byte(v))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDigestOracle(t, data)
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 const (
@@ -35,6 +37,10 @@ type loader struct {
 	cfg *config
 	lim limiter
 	buf []byte
+	// The worker's JSON documents (workflow, sidecar manifest) and canonical
+	// buffer, reused from bundle to bundle.
+	wdoc, mdoc pyjson.Doc
+	canon      []byte
 }
 
 func newLoader(cfg *config, lim limiter) *loader {
@@ -140,14 +146,14 @@ func (l *loader) loadPlain(b *Bundle, dir string) *Error {
 	if e != nil {
 		return e
 	}
-	top, err := parseObject(data)
-	if err != nil {
+	d := &l.wdoc
+	if err := parseObject(d, data); err != nil {
 		return &Error{Kind: KindInvalidJSON, Detail: markerPlain, cause: err}
 	}
-	if e := b.readMetadata(&top); e != nil {
+	if e := b.readMetadata(d); e != nil {
 		return e
 	}
-	man, e := pickManifest(&top, dir)
+	man, e := l.pickManifest(d, dir)
 	if e != nil {
 		return e
 	}
@@ -159,7 +165,8 @@ func (l *loader) loadPlain(b *Bundle, dir string) *Error {
 	if e := checkKeys(man.entries); e != nil {
 		return e
 	}
-	digest := contentDigest(&top, man.files)
+	var digest string
+	digest, l.canon = contentDigest(d, man.filesDoc, man.files, l.canon)
 	if digest != man.digest {
 		return newErr(KindContentDigestMismatch, "recomputed digest differs from the manifest")
 	}
@@ -208,14 +215,14 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 	if err != nil {
 		return err.(*Error)
 	}
-	top, err := parseObject(plain)
-	if err != nil {
+	d := &l.wdoc
+	if err := parseObject(d, plain); err != nil {
 		return &Error{Kind: KindInvalidJSON, Detail: "decrypted " + markerPlain, cause: err}
 	}
-	if e := b.readMetadata(&top); e != nil {
+	if e := b.readMetadata(d); e != nil {
 		return e
 	}
-	man, e := pickManifest(&top, dir)
+	man, e := l.pickManifest(d, dir)
 	if e != nil {
 		return e
 	}
@@ -235,7 +242,8 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 		b.Integrity = LegacyUnverified
 		return nil
 	}
-	digest := contentDigest(&top, man.files)
+	var digest string
+	digest, l.canon = contentDigest(d, man.filesDoc, man.files, l.canon)
 	if digest != man.digest {
 		return newErr(KindContentDigestMismatch, "recomputed digest differs from the manifest")
 	}
@@ -309,20 +317,19 @@ type fileEntry struct {
 }
 
 type manifest struct {
-	source  string
-	digest  string
-	files   *value // the stored file_hashes object, hashed as is
-	entries []fileEntry
-	prov    *Provenance
+	source   string
+	digest   string
+	filesDoc *pyjson.Doc // the document holding files
+	files    pyjson.V    // the stored file_hashes object, hashed as is; None is {}
+	entries  []fileEntry
+	prov     *Provenance
 }
-
-var emptyObject = value{kind: jObject, obj: []member{}}
 
 // pickManifest applies the precedence rule of §3: a non-null embedded
 // manifest is the only one used; else manifest.json; else none (legacy).
-func pickManifest(top *value, dir string) (*manifest, *Error) {
-	if m := top.get("manifest"); !m.isNull() {
-		return parseManifest(m, "embedded")
+func (l *loader) pickManifest(d *pyjson.Doc, dir string) (*manifest, *Error) {
+	if m := d.Get(d.Root(), "manifest"); !d.IsNull(m) {
+		return parseManifest(d, m, "embedded")
 	}
 	path := filepath.Join(dir, sidecarName)
 	switch lstatMarker(path) {
@@ -338,51 +345,46 @@ func pickManifest(top *value, dir string) (*manifest, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	v, err := parseObject(data)
-	if err != nil {
+	md := &l.mdoc
+	if err := parseObject(md, data); err != nil {
 		return nil, &Error{Kind: KindInvalidJSON, Detail: sidecarName, cause: err}
 	}
-	return parseManifest(&v, "sidecar")
+	return parseManifest(md, md.Root(), "sidecar")
 }
 
-func parseManifest(m *value, source string) (*manifest, *Error) {
-	if m.kind != jObject {
+func parseManifest(d *pyjson.Doc, m pyjson.V, source string) (*manifest, *Error) {
+	if d.Kind(m) != pyjson.Object {
 		return nil, newErr(KindInvalidJSON, "%s manifest is not an object", source)
 	}
-	man := &manifest{source: source, files: &emptyObject}
-	switch d := m.get("content_digest"); {
-	case d.isNull():
-	case d.kind == jString:
-		man.digest = d.s
+	man := &manifest{source: source, filesDoc: d, files: pyjson.None}
+	switch cd := d.Get(m, "content_digest"); {
+	case d.IsNull(cd):
+	case d.Kind(cd) == pyjson.String:
+		man.digest = d.Str(cd)
 	default:
 		return nil, newErr(KindInvalidJSON, "%s manifest content_digest is not a string", source)
 	}
-	if fh := m.get("file_hashes"); !fh.isNull() {
-		if fh.kind != jObject {
+	if fh := d.Get(m, "file_hashes"); !d.IsNull(fh) {
+		if d.Kind(fh) != pyjson.Object {
 			return nil, newErr(KindInvalidJSON, "%s manifest file_hashes is not an object", source)
 		}
 		man.files = fh
-		man.entries = make([]fileEntry, 0, len(fh.obj))
-		for _, mem := range fh.obj {
-			if mem.val.kind != jString {
+		man.entries = make([]fileEntry, 0, d.Len(fh))
+		for k, v := range d.Members(fh) {
+			if d.Kind(v) != pyjson.String {
 				return nil, newErr(KindInvalidJSON, "%s manifest file_hashes value is not a string", source)
 			}
-			man.entries = append(man.entries, fileEntry{rel: mem.key, hex: mem.val.s})
+			man.entries = append(man.entries, fileEntry{rel: d.Str(k), hex: d.Str(v)})
 		}
 	}
-	if p := m.get("provenance"); p != nil && p.kind == jObject {
-		man.prov = readProvenance(p)
+	if p := d.Get(m, "provenance"); d.Kind(p) == pyjson.Object {
+		man.prov = readProvenance(d, p)
 	}
 	return man, nil
 }
 
-func readProvenance(p *value) *Provenance {
-	str := func(k string) string {
-		if v := p.get(k); v != nil && v.kind == jString {
-			return v.s
-		}
-		return ""
-	}
+func readProvenance(d *pyjson.Doc, p pyjson.V) *Provenance {
+	str := func(k string) string { return d.Str(d.Get(p, k)) }
 	pr := &Provenance{
 		CompilerVersion:                  str("compiler_version"),
 		SourceRecordingSHA256:            str("source_recording_sha256"),
@@ -394,10 +396,10 @@ func readProvenance(p *value) *Provenance {
 		ExpiresAt:                        str("expires_at"),
 		CertificationInvalidatedAt:       str("certification_invalidated_at"),
 		CertificationInvalidationReason:  str("certification_invalidation_reason"),
-		HasGovernedAuthorizationTemplate: !p.get("governed_authorization_template").isNull(),
+		HasGovernedAuthorizationTemplate: !d.IsNull(d.Get(p, "governed_authorization_template")),
 	}
-	if v := p.get("certified"); v != nil && v.kind == jBool {
-		c := v.b
+	if v := d.Get(p, "certified"); d.Kind(v) == pyjson.Bool {
+		c := d.True(v)
 		pr.Certified = &c
 	}
 	return pr

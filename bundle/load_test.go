@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 const testPass = "CANARY-KEY-passphrase"
@@ -95,11 +97,12 @@ func TestSyntheticPlainVerifies(t *testing.T) {
 func TestOmissionPositions(t *testing.T) {
 	t.Parallel()
 	digestOf := func(wf string) string {
-		top, err := parseObject([]byte(wf))
-		if err != nil {
+		top := new(pyjson.Doc)
+		if err := parseObject(top, []byte(wf)); err != nil {
 			t.Fatal(err)
 		}
-		return contentDigest(&top, &emptyObject)
+		digest, _ := contentDigest(top, top, pyjson.None, nil)
+		return digest
 	}
 	same := [][2]string{
 		// Step defaults are dropped.
@@ -260,11 +263,13 @@ func TestUnsafeKeys(t *testing.T) {
 			// digest that matches, so only the key check can fail.
 			p := filepath.Join(dir, "workflow.json")
 			data, _ := os.ReadFile(p)
-			top, _ := parseObject(data)
-			fh, _ := parseJSON(appendObject(nil, []member{{key: key, val: value{kind: jString, s: strings.Repeat("0", 64)}}}))
-			d := contentDigest(&top, &fh)
+			top := new(pyjson.Doc)
+			parseObject(top, data)
+			fhJSON := `{` + string(pyjson.AppendString(nil, key)) + `:"` + strings.Repeat("0", 64) + `"}`
+			fh, _ := pyjson.Parse([]byte(fhJSON), flowJSON)
+			d, _ := contentDigest(top, fh, fh.Root(), nil)
 			i := strings.Index(string(data), `,"manifest":`)
-			wf := string(data[:i]) + `,"manifest":{"content_digest":"` + d + `","file_hashes":` + string(appendCanonical(nil, &fh)) + `}}`
+			wf := string(data[:i]) + `,"manifest":{"content_digest":"` + d + `","file_hashes":` + fhJSON + `}}`
 			os.WriteFile(p, []byte(wf), 0o644)
 			mustKind(t, loadT(t, dir), KindUnsafePath)
 		})
@@ -284,8 +289,9 @@ func TestManifestPrecedence(t *testing.T) {
 
 	// Sidecar only: authoritative.
 	dir = t.TempDir()
-	top, _ := parseObject([]byte(baseWorkflow))
-	d := contentDigest(&top, &emptyObject)
+	top := new(pyjson.Doc)
+	parseObject(top, []byte(baseWorkflow))
+	d, _ := contentDigest(top, top, pyjson.None, nil)
 	os.WriteFile(filepath.Join(dir, "workflow.json"), []byte(baseWorkflow), 0o644)
 	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"content_digest":"`+d+`","file_hashes":{}}`), 0o644)
 	b = loadT(t, dir)

@@ -5,62 +5,60 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // readMetadata fills the schema facts of §2 from the raw workflow JSON and
 // captures the protected data. Fields it reads must have the documented JSON
 // types (else invalid_json); absent or null fields take Flow's defaults.
-func (b *Bundle) readMetadata(top *value) *Error {
+func (b *Bundle) readMetadata(d *pyjson.Doc) *Error {
 	bad := func(field string) *Error {
 		return newErr(KindInvalidJSON, "workflow field %s has the wrong type", field)
 	}
+	top := d.Root()
 
 	b.SchemaVersion = 2
-	if sv := top.get("schema_version"); sv != nil && sv.kind == jNumber && sv.isInt && schemaAbove2(sv.s) {
-		b.SchemaVersion = saturatingInt(sv.s)
+	if sv := d.Get(top, "schema_version"); d.IsInt(sv) && schemaAbove2(d.Bytes(sv)) {
+		b.SchemaVersion = saturatingInt(d.Bytes(sv))
 	}
 
 	p := &Protected{}
-	switch n := top.get("name"); {
-	case n.isNull():
-	case n.kind == jString:
-		p.Name = n.s
+	switch n := d.Get(top, "name"); {
+	case d.IsNull(n):
+	case d.Kind(n) == pyjson.String:
+		p.Name = d.Str(n)
 	default:
 		return bad("name")
 	}
 
-	steps := top.get("steps")
+	steps := d.Get(top, "steps")
 	switch {
-	case steps.isNull():
-	case steps.kind != jArray:
+	case d.IsNull(steps):
+	case d.Kind(steps) != pyjson.Array:
 		return bad("steps")
 	default:
-		b.StepCount = len(steps.arr)
-		for i := range steps.arr {
-			intent := ""
-			if in := steps.arr[i].get("intent"); in != nil && in.kind == jString {
-				intent = in.s
-			}
-			p.StepIntents = append(p.StepIntents, intent)
+		b.StepCount = d.Len(steps)
+		for st := range d.Elems(steps) {
+			p.StepIntents = append(p.StepIntents, d.Str(d.Get(st, "intent")))
 		}
 	}
 
 	// action_step_count: Flow's canonical traversal (§2).
-	switch prog := top.get("program"); {
-	case prog.isNull():
+	switch prog := d.Get(top, "program"); {
+	case d.IsNull(prog):
 		b.ActionStepCount = b.StepCount
-	case prog.kind != jObject:
+	case d.Kind(prog) != pyjson.Object:
 		return bad("program")
 	default:
-		b.ActionStepCount = countActions(prog)
-		if sf := top.get("subflows"); !sf.isNull() {
-			if sf.kind != jObject {
+		b.ActionStepCount = countActions(d, prog)
+		if sf := d.Get(top, "subflows"); !d.IsNull(sf) {
+			if d.Kind(sf) != pyjson.Object {
 				return bad("subflows")
 			}
-			for i := range sf.obj {
-				b.ActionStepCount += countActions(&sf.obj[i].val)
+			for _, g := range d.Members(sf) {
+				b.ActionStepCount += countActions(d, g)
 			}
 		}
 	}
@@ -74,78 +72,80 @@ func (b *Bundle) readMetadata(top *value) *Error {
 	secret := map[string]bool{}
 	names := map[string]bool{}
 
-	if params := top.get("params"); !params.isNull() {
-		if params.kind != jObject {
+	if params := d.Get(top, "params"); !d.IsNull(params) {
+		if d.Kind(params) != pyjson.Object {
 			return bad("params")
 		}
-		for _, m := range params.obj {
-			if m.val.kind != jString {
+		for k, v := range d.Members(params) {
+			if d.Kind(v) != pyjson.String {
 				return bad("params")
 			}
-			b.LegacyParams = append(b.LegacyParams, m.key)
-			p.RecordedParams = append(p.RecordedParams, NamedValue{m.key, m.val.s})
-			names[m.key] = true
+			key := d.Str(k)
+			b.LegacyParams = append(b.LegacyParams, key)
+			p.RecordedParams = append(p.RecordedParams, NamedValue{key, d.Str(v)})
+			names[key] = true
 		}
 	}
-	if ps := top.get("param_specs"); !ps.isNull() {
-		if ps.kind != jObject {
+	if ps := d.Get(top, "param_specs"); !d.IsNull(ps) {
+		if d.Kind(ps) != pyjson.Object {
 			return bad("param_specs")
 		}
-		for i := range ps.obj {
-			m := &ps.obj[i]
-			if m.val.kind != jObject {
+		for k, v := range d.Members(ps) {
+			if d.Kind(v) != pyjson.Object {
 				return bad("param_specs")
 			}
+			key := d.Str(k)
 			sp := spec{typ: "string", required: true, choices: []string{}}
-			switch t := m.val.get("type"); {
-			case t.isNull():
-			case t.kind == jString:
-				sp.typ = t.s
+			switch t := d.Get(v, "type"); {
+			case d.IsNull(t):
+			case d.Kind(t) == pyjson.String:
+				sp.typ = d.Str(t)
 			default:
 				return bad("param_specs.type")
 			}
-			switch r := m.val.get("required"); {
-			case r.isNull():
-			case r.kind == jBool:
-				sp.required = r.b
+			switch r := d.Get(v, "required"); {
+			case d.IsNull(r):
+			case d.Kind(r) == pyjson.Bool:
+				sp.required = d.True(r)
 			default:
 				return bad("param_specs.required")
 			}
-			switch c := m.val.get("choices"); {
-			case c.isNull():
-			case c.kind == jArray:
-				for _, ch := range c.arr {
-					if ch.kind != jString {
+			switch c := d.Get(v, "choices"); {
+			case d.IsNull(c):
+			case d.Kind(c) == pyjson.Array:
+				for ch := range d.Elems(c) {
+					if d.Kind(ch) != pyjson.String {
 						return bad("param_specs.choices")
 					}
-					sp.choices = append(sp.choices, ch.s)
+					sp.choices = append(sp.choices, d.Str(ch))
 				}
 			default:
 				return bad("param_specs.choices")
 			}
-			switch ex := m.val.get("example"); {
-			case ex.isNull():
-			case ex.kind == jString:
-				p.SpecExamples = append(p.SpecExamples, NamedValue{m.key, ex.s})
+			switch ex := d.Get(v, "example"); {
+			case d.IsNull(ex):
+			case d.Kind(ex) == pyjson.String:
+				p.SpecExamples = append(p.SpecExamples, NamedValue{key, d.Str(ex)})
 			default:
 				return bad("param_specs.example")
 			}
-			specs[m.key] = sp
-			b.ParamSpecNames = append(b.ParamSpecNames, m.key)
-			names[m.key] = true
+			specs[key] = sp
+			b.ParamSpecNames = append(b.ParamSpecNames, key)
+			names[key] = true
 		}
 	}
-	if sp := top.get("secret_params"); !sp.isNull() {
-		if sp.kind != jArray {
+	if sp := d.Get(top, "secret_params"); !d.IsNull(sp) {
+		if d.Kind(sp) != pyjson.Array {
 			return bad("secret_params")
 		}
-		for _, s := range sp.arr {
-			if s.kind != jString {
+		for s := range d.Elems(sp) {
+			if d.Kind(s) != pyjson.String {
 				return bad("secret_params")
 			}
-			b.SecretParams = append(b.SecretParams, s.s)
-			secret[s.s] = true
-			names[s.s] = true
+			name := d.Str(s)
+			b.SecretParams = append(b.SecretParams, name)
+			secret[name] = true
+			names[name] = true
 		}
 	}
 	// View 1 of §2: union of names sorted by code point; type and required
@@ -167,14 +167,10 @@ func (b *Bundle) readMetadata(top *value) *Error {
 }
 
 // countActions counts the action states of a program graph.
-func countActions(g *value) int {
-	states := g.get("states")
-	if states == nil || states.kind != jObject {
-		return 0
-	}
+func countActions(d *pyjson.Doc, g pyjson.V) int {
 	n := 0
-	for i := range states.obj {
-		if k := states.obj[i].val.get("kind"); k != nil && k.kind == jString && k.s == "action" {
+	for _, st := range d.Members(d.Get(g, "states")) {
+		if d.StrIs(d.Get(st, "kind"), "action") {
 			n++
 		}
 	}
@@ -182,14 +178,14 @@ func countActions(g *value) int {
 }
 
 // schemaAbove2 reports whether an integer token is >= 2.
-func schemaAbove2(tok string) bool {
+func schemaAbove2(tok []byte) bool {
 	if tok[0] == '-' {
 		return false
 	}
 	return len(tok) > 1 || tok[0] >= '2'
 }
 
-func saturatingInt(tok string) int {
+func saturatingInt(tok []byte) int {
 	n := 0
 	for i := 0; i < len(tok); i++ {
 		if n > (1<<62)/10 {
@@ -200,205 +196,176 @@ func saturatingInt(tok string) int {
 	return n
 }
 
-var canonPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
 // contentDigest computes §5: SHA-256 of canonical_json({"files": FH,
 // "workflow": W}) where W is the workflow without "manifest", with
 // schema_version migrated, and with the §5.1 omissions when it is exactly 2.
-func contentDigest(top *value, files *value) string {
-	w := value{kind: jObject, obj: make([]member, 0, len(top.obj)+1)}
-	schema2 := true
-	svSet := false
-	for _, m := range top.obj {
-		switch m.key {
-		case "manifest":
-			continue
-		case "schema_version":
-			if m.val.kind == jNumber && m.val.isInt && schemaAbove2(m.val.s) {
-				schema2 = m.val.s == "2"
-				w.obj = append(w.obj, member{key: m.key, val: m.val})
-			} else {
-				w.obj = append(w.obj, member{key: m.key, val: value{kind: jNumber, isInt: true, s: "2"}})
-			}
-			svSet = true
-			continue
-		}
-		m.omit = false
-		w.obj = append(w.obj, m)
+// FH is member files of fd (the stored file_hashes; None means {}). It marks
+// omissions in d and writes into buf (returned for reuse).
+func contentDigest(d *pyjson.Doc, fd *pyjson.Doc, files pyjson.V, buf []byte) (string, []byte) {
+	top := d.Root()
+	if k, _ := d.Member(top, "manifest"); k != pyjson.None {
+		d.Omit(k)
 	}
-	if !svSet {
-		w.obj = append(w.obj, member{key: "schema_version", val: value{kind: jNumber, isInt: true, s: "2"}})
+	schema2, inject := true, true
+	if k, sv := d.Member(top, "schema_version"); k != pyjson.None {
+		if d.IsInt(sv) && schemaAbove2(d.Bytes(sv)) {
+			schema2 = string(d.Bytes(sv)) == "2"
+			inject = false
+		} else {
+			d.Omit(k)
+		}
 	}
 	if schema2 {
-		omitV2(&w)
+		omitV2(d, top)
 	}
-	bp := canonPool.Get().(*[]byte)
-	buf := append((*bp)[:0], `{"files":`...)
-	buf = appendCanonical(buf, files)
+	buf = append(buf[:0], `{"files":`...)
+	if files == pyjson.None {
+		buf = append(buf, "{}"...)
+	} else {
+		buf, _ = fd.AppendCanonical(buf, files) // floats are repr: no error
+	}
 	buf = append(buf, `,"workflow":`...)
-	buf = appendCanonical(buf, &w)
+	if inject {
+		buf, _ = d.AppendCanonicalWith(buf, top, "schema_version", []byte("2"))
+	} else {
+		buf, _ = d.AppendCanonical(buf, top)
+	}
 	buf = append(buf, '}')
 	sum := sha256.Sum256(buf)
-	*bp = buf
-	canonPool.Put(bp)
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:]), buf
 }
 
 // The schema-v2 sealed omissions of §5.1, applied only at the positions where
 // each owner model lives.
 
-func omitIf(obj *value, key string, match func(*value) bool) {
-	for i := range obj.obj {
-		if obj.obj[i].key == key && match(&obj.obj[i].val) {
-			obj.obj[i].omit = true
-		}
+func omitIf(d *pyjson.Doc, obj pyjson.V, key string, match func(*pyjson.Doc, pyjson.V) bool) {
+	if k, v := d.Member(obj, key); k != pyjson.None && match(d, v) {
+		d.Omit(k)
 	}
 }
 
-func isNullV(v *value) bool       { return v.kind == jNull }
-func isEmptyArr(v *value) bool    { return v.kind == jArray && len(v.arr) == 0 }
-func isFalse(v *value) bool       { return v.kind == jBool && !v.b }
-func isNullOrEmpty(v *value) bool { return isNullV(v) || isEmptyArr(v) }
+func isNullV(d *pyjson.Doc, v pyjson.V) bool    { return d.Kind(v) == pyjson.Null }
+func isEmptyArr(d *pyjson.Doc, v pyjson.V) bool { return d.Kind(v) == pyjson.Array && d.Len(v) == 0 }
+func isFalse(d *pyjson.Doc, v pyjson.V) bool    { return d.False(v) }
+func isNullOrEmpty(d *pyjson.Doc, v pyjson.V) bool {
+	return isNullV(d, v) || isEmptyArr(d, v)
+}
+func isID(d *pyjson.Doc, v pyjson.V) bool { return d.StrIs(v, "id") }
 
-func objAt(v *value, key string) *value {
-	if c := v.get(key); c != nil && c.kind == jObject {
+// objAt returns member key of v when it is an object, else None.
+func objAt(d *pyjson.Doc, v pyjson.V, key string) pyjson.V {
+	if c := d.Get(v, key); d.Kind(c) == pyjson.Object {
 		return c
 	}
-	return nil
+	return pyjson.None
 }
 
-func arrAt(v *value, key string) []value {
-	if c := v.get(key); c != nil && c.kind == jArray {
-		return c.arr
+func omitV2(d *pyjson.Doc, w pyjson.V) {
+	omitIf(d, w, "interstitials", isEmptyArr)
+	for it := range d.Elems(d.Get(w, "interstitials")) {
+		if a := objAt(d, it, "dismiss_anchor"); a != pyjson.None {
+			omitAnchor(d, a)
+		}
+		for _, k := range [...]string{"detect", "clearance"} {
+			if p := objAt(d, it, k); p != pyjson.None {
+				omitPredicate(d, p, 0)
+			}
+		}
 	}
-	return nil
+	for s := range d.Elems(d.Get(w, "steps")) {
+		omitStep(d, s)
+	}
+	if g := objAt(d, w, "program"); g != pyjson.None {
+		omitGraph(d, g)
+	}
+	for _, g := range d.Members(objAt(d, w, "subflows")) {
+		if d.Kind(g) == pyjson.Object {
+			omitGraph(d, g)
+		}
+	}
 }
 
-func omitV2(w *value) {
-	omitIf(w, "interstitials", isEmptyArr)
-	for i := range arrAt(w, "interstitials") {
-		it := &arrAt(w, "interstitials")[i]
-		if it.kind != jObject {
+func omitGraph(d *pyjson.Doc, g pyjson.V) {
+	for _, st := range d.Members(objAt(d, g, "states")) {
+		if d.Kind(st) != pyjson.Object {
 			continue
 		}
-		if a := objAt(it, "dismiss_anchor"); a != nil {
-			omitAnchor(a)
+		if s := objAt(d, st, "step"); s != pyjson.None {
+			omitStep(d, s)
 		}
-		for _, k := range []string{"detect", "clearance"} {
-			if p := objAt(it, k); p != nil {
-				omitPredicate(p, 0)
+		for tr := range d.Elems(d.Get(st, "transitions")) {
+			if p := objAt(d, tr, "guard"); p != pyjson.None {
+				omitPredicate(d, p, 0)
 			}
 		}
-	}
-	steps := arrAt(w, "steps")
-	for i := range steps {
-		omitStep(&steps[i])
-	}
-	if g := objAt(w, "program"); g != nil {
-		omitGraph(g)
-	}
-	if sf := objAt(w, "subflows"); sf != nil {
-		for i := range sf.obj {
-			if sf.obj[i].val.kind == jObject {
-				omitGraph(&sf.obj[i].val)
-			}
-		}
-	}
-}
-
-func omitGraph(g *value) {
-	states := objAt(g, "states")
-	if states == nil {
-		return
-	}
-	for i := range states.obj {
-		st := &states.obj[i].val
-		if st.kind != jObject {
-			continue
-		}
-		if s := objAt(st, "step"); s != nil {
-			omitStep(s)
-		}
-		tr := arrAt(st, "transitions")
-		for j := range tr {
-			if tr[j].kind == jObject {
-				if p := objAt(&tr[j], "guard"); p != nil {
-					omitPredicate(p, 0)
-				}
-			}
-		}
-		if d := objAt(st, "decision"); d != nil {
-			rv := arrAt(d, "revalidation")
-			for j := range rv {
-				if rv[j].kind == jObject {
-					omitPredicate(&rv[j], 0)
+		if dec := objAt(d, st, "decision"); dec != pyjson.None {
+			for rv := range d.Elems(d.Get(dec, "revalidation")) {
+				if d.Kind(rv) == pyjson.Object {
+					omitPredicate(d, rv, 0)
 				}
 			}
 		}
 	}
 }
 
-func omitStep(s *value) {
-	if s.kind != jObject {
+func omitStep(d *pyjson.Doc, s pyjson.V) {
+	if d.Kind(s) != pyjson.Object {
 		return
 	}
-	omitIf(s, "field_label", isNullV)
-	omitIf(s, "risk_explanation", isNullV)
-	omitIf(s, "risk_review_required", isFalse)
-	omitIf(s, "modifiers", isEmptyArr)
-	omitIf(s, "drag_end_anchor", isNullV)
-	omitIf(s, "selection_commit_key", isNullV)
-	omitIf(s, "selection_region", isNullV)
-	for _, k := range []string{"anchor", "drag_end_anchor"} {
-		if a := objAt(s, k); a != nil {
-			omitAnchor(a)
+	omitIf(d, s, "field_label", isNullV)
+	omitIf(d, s, "risk_explanation", isNullV)
+	omitIf(d, s, "risk_review_required", isFalse)
+	omitIf(d, s, "modifiers", isEmptyArr)
+	omitIf(d, s, "drag_end_anchor", isNullV)
+	omitIf(d, s, "selection_commit_key", isNullV)
+	omitIf(d, s, "selection_region", isNullV)
+	for _, k := range [...]string{"anchor", "drag_end_anchor"} {
+		if a := objAt(d, s, k); a != pyjson.None {
+			omitAnchor(d, a)
 		}
 	}
-	if p := objAt(s, "wait_until"); p != nil {
-		omitPredicate(p, 0)
+	if p := objAt(d, s, "wait_until"); p != pyjson.None {
+		omitPredicate(d, p, 0)
 	}
-	if g := objAt(s, "guard"); g != nil {
-		if p := objAt(g, "predicate"); p != nil {
-			omitPredicate(p, 0)
+	if g := objAt(d, s, "guard"); g != pyjson.None {
+		if p := objAt(d, g, "predicate"); p != pyjson.None {
+			omitPredicate(d, p, 0)
 		}
 	}
-	effects := arrAt(s, "effects")
-	for i := range effects {
-		omitEffect(&effects[i])
+	for e := range d.Elems(d.Get(s, "effects")) {
+		omitEffect(d, e)
 	}
-	if ab := objAt(s, "api_binding"); ab != nil {
-		effects := arrAt(ab, "effects")
-		for i := range effects {
-			omitEffect(&effects[i])
+	if ab := objAt(d, s, "api_binding"); ab != pyjson.None {
+		for e := range d.Elems(d.Get(ab, "effects")) {
+			omitEffect(d, e)
 		}
 	}
 }
 
-func omitEffect(e *value) {
-	if e.kind != jObject {
+func omitEffect(d *pyjson.Doc, e pyjson.V) {
+	if d.Kind(e) != pyjson.Object {
 		return
 	}
-	omitIf(e, "new_records", isEmptyArr)
-	omitIf(e, "identity_field", func(v *value) bool { return v.kind == jString && v.s == "id" })
+	omitIf(d, e, "new_records", isEmptyArr)
+	omitIf(d, e, "identity_field", isID)
 }
 
-func omitAnchor(a *value) {
-	if st := objAt(a, "structural"); st != nil {
-		omitIf(st, "frame_path", isNullOrEmpty)
+func omitAnchor(d *pyjson.Doc, a pyjson.V) {
+	if st := objAt(d, a, "structural"); st != pyjson.None {
+		omitIf(d, st, "frame_path", isNullOrEmpty)
 	}
 }
 
-func omitPredicate(p *value, depth int) {
+func omitPredicate(d *pyjson.Doc, p pyjson.V, depth int) {
 	if depth > maxDepth {
 		return
 	}
-	if a := objAt(p, "anchor"); a != nil {
-		omitAnchor(a)
+	if a := objAt(d, p, "anchor"); a != pyjson.None {
+		omitAnchor(d, a)
 	}
-	ops := arrAt(p, "operands")
-	for i := range ops {
-		if ops[i].kind == jObject {
-			omitPredicate(&ops[i], depth+1)
+	for op := range d.Elems(d.Get(p, "operands")) {
+		if d.Kind(op) == pyjson.Object {
+			omitPredicate(d, op, depth+1)
 		}
 	}
 }
