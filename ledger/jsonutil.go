@@ -1,10 +1,101 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
+
+// ledger's JSON is internal/pyjson under ledger.md §3.1's rules: strict
+// UTF-8, no duplicate key, no lone surrogate, no BOM, nesting at most 512,
+// integers exact and unbounded; floats parse but have no canonical form.
+var ledgerJSON = pyjson.Options{MaxDepth: 512, Floats: pyjson.FloatRefuse}
+
+var errJSON = errors.New("invalid json")
+
+// errNotCanonical reports a value that has no canonical form (a number that is
+// not an integer) or bytes that differ from their canonical form.
+var errNotCanonical = errors.New("not canonical")
+
+type jsonScratch struct {
+	doc pyjson.Doc
+	buf []byte
+}
+
+var jsonPool = sync.Pool{New: func() any { return new(jsonScratch) }}
+
+// parseJSON parses one JSON document into map[string]any, []any, string,
+// json.Number, bool and nil (pyjson's map builder). Duplicate object keys,
+// invalid UTF-8, lone surrogates and trailing data are errors (fail closed);
+// numbers stay exact (json.Number).
+func parseJSON(b []byte) (any, error) {
+	s := jsonPool.Get().(*jsonScratch)
+	defer jsonPool.Put(s)
+	if err := s.doc.Parse(b, ledgerJSON); err != nil {
+		return nil, fmt.Errorf("parsing json: %v: %w", err, errJSON)
+	}
+	return s.doc.Value(s.doc.Root()), nil
+}
+
+// canonical returns the byte form of Python's
+// json.dumps(v, sort_keys=True, separators=(",",":"), ensure_ascii=False)
+// for a tree produced by parseJSON (spec §3.1). Numbers must be integers.
+func canonical(v any) ([]byte, error) {
+	b, err := pyjson.AppendValue(nil, v, pyjson.FloatRefuse)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotCanonical, err)
+	}
+	return b, nil
+}
+
+// canonicalLF is canonical(v) followed by one LF: the byte form of every
+// content-addressed object.
+func canonicalLF(v any) ([]byte, error) {
+	b, err := canonical(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// checkCanonicalLF parses raw and reports whether raw is exactly
+// canonical(parse(raw)) + LF. It returns the parsed value either way when raw
+// parses. The canonical form is written from the tokens (one parse), so
+// duplicate keys and invalid UTF-8 fail at the parse.
+func checkCanonicalLF(raw []byte) (any, error) {
+	s := jsonPool.Get().(*jsonScratch)
+	defer jsonPool.Put(s)
+	d := &s.doc
+	if err := d.Parse(raw, ledgerJSON); err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotCanonical, err)
+	}
+	v := d.Value(d.Root())
+	var err error
+	s.buf, err = d.AppendCanonical(s.buf[:0], d.Root())
+	if err != nil {
+		return v, fmt.Errorf("%w: %v", errNotCanonical, err)
+	}
+	if len(raw) != len(s.buf)+1 || raw[len(raw)-1] != '\n' || !bytes.Equal(raw[:len(s.buf)], s.buf) {
+		return v, fmt.Errorf("%w: bytes differ from the canonical form", errNotCanonical)
+	}
+	return v, nil
+}
+
+// CheckCanonical reports whether raw is canonical JSON followed by exactly one
+// LF, the rule every content-addressed OpenAdapt object obeys (spec §3.1). It
+// returns an error wrapping [ErrNotCanonical] otherwise.
+func CheckCanonical(raw []byte) error {
+	if _, err := checkCanonicalLF(raw); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotCanonical, err)
+	}
+	return nil
+}
 
 // Small accessors over trees produced by parseJSON. Every accessor reports
 // ok=false for a missing key or a value of the wrong type, so callers turn any
@@ -58,7 +149,7 @@ func getInt(m map[string]any, k string) (int64, bool) {
 		return 0, false
 	}
 	s := string(n)
-	if c, err := canonicalInteger(s); err != nil || c != s {
+	if c, err := pyjson.CanonicalInt(s); err != nil || c != s {
 		return 0, false
 	}
 	i, err := strconv.ParseInt(s, 10, 64)
@@ -203,4 +294,9 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// writeCanonicalString writes s as canonical JSON (spec §3.1) to buf.
+func writeCanonicalString(buf *bytes.Buffer, s string) {
+	buf.Write(pyjson.AppendString(buf.AvailableBuffer(), s))
 }
