@@ -63,7 +63,6 @@ func (v *value) get(key string) *value {
 	return nil
 }
 
-
 // maxIntDigits is CPython's default int_max_str_digits.
 const maxIntDigits = 4300
 
