@@ -45,6 +45,7 @@ usage errors.`,
 	}
 	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	c.Flags().BoolVar(&o.allowLegacy, "allow-legacy", false, "let legacy bundles without a manifest pass (with a warning)")
+	addQuietFlag(c)
 	return c
 }
 

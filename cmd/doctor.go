@@ -67,6 +67,7 @@ Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails,
 	f.StringVar(&opts.Ledger, "ledger", "", "admission ledger file or evidence folder (default: the embedded snapshot)")
 	f.StringVar(&opts.FlowCLI, "flow-cli", "openadapt-flow", "command that starts Flow, split like a shell command without expansions")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	addQuietFlag(c)
 	return c
 }
 

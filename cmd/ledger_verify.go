@@ -14,6 +14,7 @@ import (
 // ledgerFlags are shared by `ledger verify` and `ledger admission`.
 type ledgerFlags struct {
 	asJSON        bool
+	verbose       bool
 	at            string
 	evidenceRoot  string
 	previous      []string
@@ -23,6 +24,8 @@ type ledgerFlags struct {
 func (f *ledgerFlags) bind(c *cobra.Command) {
 	fs := c.Flags()
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document ("+ledger.MediaType+")")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "also print informational notes (and, for admission, the ledger table)")
+	addQuietFlag(c)
 	fs.StringVar(&f.at, "at", "", "evaluation instant, RFC 3339 (default: now, UTC, whole seconds)")
 	fs.StringVar(&f.evidenceRoot, "evidence-root", "", "evidence-root directory for a ledger file (default: the file's directory)")
 	fs.StringArrayVar(&f.previous, "previous-registry", nil, "an older evidence-registry revision (repeatable)")
@@ -68,18 +71,40 @@ func ledgerError(err error) error {
 	return err
 }
 
-// writeLedgerResult prints the result (JSON or text) and notes, and returns
-// errCheckFailed when the exit code is 1.
+// writeLedgerResult prints the result (JSON or text), and the notes with
+// --verbose, and returns errCheckFailed when the exit code is 1. For an
+// admission query the text starts with the answer (cosign verify's "one
+// answer first, details on request"): the decision line, the plain sentence
+// when the ledger admits nothing, and the ledger table only with --verbose.
 func writeLedgerResult(io *IO, f *ledgerFlags, res *ledger.Result) error {
-	for _, n := range res.Notes {
-		fmt.Fprintf(io.Err, "openadapt-agent: note: %s\n", oneLine(n))
+	if f.verbose {
+		for _, n := range res.Notes {
+			fmt.Fprintf(io.Err, "openadapt-agent: note: %s\n", oneLine(n))
+		}
 	}
-	if f.asJSON {
+	switch {
+	case f.asJSON:
 		if err := writeJSON(io.Out, res); err != nil {
 			return err
 		}
-	} else if err := res.WriteText(io.Out); err != nil {
-		return err
+	case res.Admission != nil:
+		fmt.Fprintln(io.Out, admissionLine(res.Admission))
+		if s := admitsNothing(res); s != "" && res.Admission.Decision != ledger.DecisionExempt {
+			fmt.Fprintln(io.Out, s)
+		}
+		if f.verbose {
+			fmt.Fprintln(io.Out)
+			if err := res.WriteText(io.Out); err != nil {
+				return err
+			}
+		}
+	default:
+		if err := res.WriteText(io.Out); err != nil {
+			return err
+		}
+		if s := admitsNothing(res); s != "" {
+			fmt.Fprintln(io.Out, s)
+		}
 	}
 	if res.ExitCode != 0 {
 		return errCheckFailed

@@ -78,6 +78,7 @@ openadapt-flow does it.`,
 	root.SetErr(io.Err)
 	root.SetVersionTemplate("openadapt-agent {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return applyQuiet(io, c) }
 
 	root.AddCommand(
 		newVersionCmd(io),

@@ -60,5 +60,6 @@ missing or unreadable; 2 usage. --strict counts warnings as errors.`,
 	}
 	c.Flags().BoolVar(&strict, "strict", false, "count warnings as errors")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	addQuietFlag(c)
 	return c
 }

@@ -139,3 +139,22 @@ func TestGateNeverExemptsTutorial(t *testing.T) {
 		}
 	}
 }
+
+func TestUnattributedRowsEmbedded(t *testing.T) {
+	v, err := NewVerifier(DefaultTrust())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := v.Verify(context.Background(), Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The embedded snapshot: 6 of its 7 workflow rows reference objects that
+	// OpenAdapt's public index lacks, so they cannot be attributed.
+	if got := res.UnattributedRows(); got != 6 {
+		t.Fatalf("UnattributedRows = %d, want 6", got)
+	}
+	if got := (&Result{}).UnattributedRows(); got != 0 {
+		t.Fatalf("empty result: UnattributedRows = %d, want 0", got)
+	}
+}

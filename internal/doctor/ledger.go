@@ -69,6 +69,12 @@ func ledgerVerdicts(c Check, r *ledger.Result, what string, embedded bool, now t
 	if rows > 0 {
 		c.Message += fmt.Sprintf("; %d of %d workflow admissions active", activeRows, rows)
 	}
+	unattributed := r.UnattributedRows()
+	if unattributed > 0 {
+		// Say plainly what "1 of 7 active" does not: ledger.md §15 refuses
+		// every admission query while any row is unattributed.
+		c.Message += fmt.Sprintf("; this ledger admits no workflow bundle (%d unattributed workflow row(s) refuse every admission)", unattributed)
+	}
 	switch {
 	case r.Integrity == ledger.IntegrityFailed:
 		c.Status = Fail
@@ -76,6 +82,9 @@ func ledgerVerdicts(c Check, r *ledger.Result, what string, embedded bool, now t
 	case embedded && age > LedgerMaxAge:
 		c.Status = Warn
 		c.Fix = fmt.Sprintf("the embedded snapshot is older than %d days: pass --ledger with a current copy of OpenAdapt's published evidence, or upgrade openadapt-agent", int(LedgerMaxAge.Hours()/24))
+	case unattributed > 0:
+		c.Status = Warn
+		c.Fix = "serve's standard and regulated profiles refuse every run under this ledger: pass --ledger with OpenAdapt's complete published evidence (every object its workflow rows reference), or use --profile demo for synthetic trials"
 	default:
 		c.Status = OK
 	}

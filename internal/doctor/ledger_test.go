@@ -44,9 +44,9 @@ func TestLedgerCheck(t *testing.T) {
 		wantStatus Status
 		wantMsg    string
 	}{
-		{name: "embedded", now: at, wantStatus: OK, wantMsg: "embedded snapshot of 2026-09-02 (89 days old): integrity incomplete; 2 of 7 release targets actively admitted; 1 of 7 workflow admissions active"},
+		{name: "embedded", now: at, wantStatus: Warn, wantMsg: "embedded snapshot of 2026-09-02 (89 days old): integrity incomplete; 2 of 7 release targets actively admitted; 1 of 7 workflow admissions active; this ledger admits no workflow bundle (6 unattributed workflow row(s) refuse every admission)"},
 		{name: "embedded and old", now: at.AddDate(0, 6, 0), wantStatus: Warn, wantMsg: "embedded snapshot of 2026-09-02 (270 days old): integrity incomplete"},
-		{name: "path", path: filepath.Join(ledgerVectors, "snapshot"), now: at, wantStatus: OK, wantMsg: "--ledger: integrity incomplete; 2 of 7 release targets actively admitted; 1 of 7 workflow admissions active"},
+		{name: "path", path: filepath.Join(ledgerVectors, "snapshot"), now: at, wantStatus: Warn, wantMsg: "--ledger: integrity incomplete; 2 of 7 release targets actively admitted; 1 of 7 workflow admissions active; this ledger admits no workflow bundle"},
 		{name: "missing", path: filepath.Join(t.TempDir(), "nope.json"), now: at, wantStatus: Fail, wantMsg: "--ledger cannot be read as an admission ledger"},
 		{name: "tampered", path: tampered, now: at, wantStatus: Fail, wantMsg: "--ledger: integrity failed"},
 	}
