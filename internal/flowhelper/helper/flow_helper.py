@@ -630,11 +630,343 @@ AUTHORING_OPS = {}
 
 
 # ---------------------------------------------------------------- tutorial (t14)
-# tutorial.prepare (flow-helper.md 3.3, 12.13) is added here by the tutorial
-# delivery. It may keep MockMed's stop() in STATE.mockmed_stop; close() calls
-# it. Progress frames go through emit_progress(req_id, phase, started).
+# tutorial.prepare (flow-helper.md 3.3, 12.13, 12.14): Flow's own tutorial
+# code (record, compile, certify) against MockMed's fault server, which this
+# process keeps serving until close. Reuse needs prepared.json
+# {flow_version, content_digest, helper_sha256} to match and the bundle to
+# pass Flow's integrity-checked load, consequential_step and certify.
+#
+# Shared runs directory (12.14): preparers serialise on an exclusive lock of
+# <work_dir>/prepare.lock; every live server that uses the bundle holds a
+# shared lock on <work_dir>/bundle.lock until it exits, and a rebuild needs
+# that lock exclusively, so a bundle in use by a live owner is never removed.
+# Each server writes its own deployment-<instance>.yaml (the port differs).
+#
+# Progress: one frame {"id":N,"progress":{"phase":P,"elapsed_ms":T}} as each
+# phase starts. On failure Go names the last phase it saw, so the phases are
+# the failure vocabulary too: lock, mockmed, verify, replace, record, compile,
+# certify, deployment.
 
-TUTORIAL_OPS = {}
+import errno  # noqa: E402
+import shutil  # noqa: E402
+import stat  # noqa: E402
+
+try:  # POSIX; Windows uses msvcrt and never rebuilds over an existing bundle
+    import fcntl  # noqa: E402
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+INSTANCE = re.compile(r"^[0-9a-f]{16}$")
+# Read once at start: a startup sweep by another server may remove this
+# program's private directory while the helper runs.
+TUTORIAL_HELPER_SHA256 = _program_sha256()
+CONTENT_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+TUTORIAL_PREPARED_MAX = 65536
+
+
+class _TutorialState:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.started = False
+        # Shared lock on <work_dir>/bundle.lock, held (fd open) until exit.
+        self.in_use_fd = None
+        self.deployment_path = None
+
+
+TUTORIAL = _TutorialState()
+
+
+def _is_policy_or_null(v):
+    return v is None or (
+        isinstance(v, str)
+        and 0 < len(v.encode("utf-8", "surrogatepass")) <= MAX_PATH
+        and "\x00" not in v
+        and "\n" not in v
+    )
+
+
+def _tutorial_open_lock(path):
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "lock is not a regular file")
+    return fd
+
+
+def _lock_exclusive(fd):
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    else:  # pragma: no cover - Windows
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+
+
+def _lock_rebuild(fd):
+    """Exclusive, non-blocking: fails while any live server holds it shared."""
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _lock_shared(fd):
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+
+
+def _tutorial_remove(path):
+    """Remove path; never follows a symlink at or under it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        # The fd-based rmtree (shutil.rmtree.avoids_symlink_attacks) never
+        # follows links inside; a link at the root is refused.
+        if not getattr(shutil.rmtree, "avoids_symlink_attacks", False):
+            raise OSError(errno.EPERM, "rmtree is not symlink-safe here")
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+def _tutorial_write_private(path, data):
+    """Temp file (0600, O_EXCL, no link following), fsync, rename, fsync dir."""
+    parent = os.path.dirname(path)
+    tmp = os.path.join(parent, ".%s.%d.tmp" % (os.path.basename(path), os.getpid()))
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
+    dfd = os.open(parent, os.O_RDONLY | _O_CLOEXEC)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _tutorial_read_json(path, limit):
+    """A small regular JSON object file, or None (missing, link, FIFO, big)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, limit + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        return None
+    try:
+        value = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+    except Exception:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _tutorial_bundle(bundle_dir):
+    """Flow's integrity-checked load, then the verified manifest digest."""
+    from openadapt_flow.ir import Workflow
+
+    workflow = Workflow.load(bundle_dir)
+    manifest = _tutorial_read_json(os.path.join(bundle_dir, "manifest.json"), 1 << 20)
+    digest = manifest.get("content_digest") if manifest else None
+    if not isinstance(digest, str) or CONTENT_DIGEST.match(digest) is None:
+        raise ValueError("the tutorial bundle has no content digest")
+    return workflow, digest
+
+
+def op_tutorial_prepare(req):
+    _check_fields(req, {
+        "work_dir": is_abs_path,
+        "headed": is_bool,
+        "reuse": is_bool,
+        "instance": matches(INSTANCE),
+        "policy": _is_policy_or_null,
+    })
+    require_flow()
+    with TUTORIAL.lock:
+        if TUTORIAL.started:
+            raise bad_request()  # once per helper
+        TUTORIAL.started = True
+    req_id = req["id"]
+    started = time.monotonic()
+    phase = ["lock"]
+
+    def progress(name):
+        phase[0] = name
+        emit_progress(req_id, name, started)
+
+    try:
+        return _tutorial_prepare(req, progress)
+    except HelperError:
+        raise
+    except Exception as exc:
+        log("tutorial.prepare failed at %s:\n%s" % (phase[0], traceback.format_exc()))
+        stop, STATE.mockmed_stop = STATE.mockmed_stop, None
+        if stop is not None:
+            try:
+                stop()
+            except Exception:
+                log("MockMed stop failed:\n" + traceback.format_exc())
+        raise HelperError("internal", "tutorial_failed", exc)
+
+
+def _tutorial_prepare(req, progress):
+    from pathlib import Path
+
+    from openadapt_flow import tutorial as tut
+
+    work_dir = req["work_dir"]
+    headed = req["headed"]
+    policy = req["policy"] if req["policy"] is not None else tut.TUTORIAL_POLICY
+    helper_sha256 = TUTORIAL_HELPER_SHA256
+    flow_version = STATE.flow_version
+
+    progress("lock")
+    st = os.lstat(work_dir)  # Go created it 0700; never through a link
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, "the tutorial work directory is not a directory")
+    prep_fd = _tutorial_open_lock(os.path.join(work_dir, "prepare.lock"))
+    try:
+        _lock_exclusive(prep_fd)
+        use_fd = _tutorial_open_lock(os.path.join(work_dir, "bundle.lock"))
+
+        progress("mockmed")
+        from openadapt_flow.mockmed.fault_server import serve
+
+        base, _db, stop = serve(0, host="127.0.0.1")
+        STATE.mockmed_stop = stop
+
+        bundle_dir = os.path.join(work_dir, "bundle")
+        recording_dir = os.path.join(work_dir, "recording")
+        prepared_path = os.path.join(work_dir, "prepared.json")
+        reused = False
+        digest = None
+        if req["reuse"]:
+            progress("verify")
+            prior = _tutorial_read_json(prepared_path, TUTORIAL_PREPARED_MAX)
+            if (
+                prior is not None
+                and set(prior) == {"flow_version", "content_digest", "helper_sha256"}
+                and prior["flow_version"] == flow_version
+                and prior["helper_sha256"] == helper_sha256
+            ):
+                try:
+                    workflow, digest = _tutorial_bundle(bundle_dir)
+                    if digest != prior["content_digest"]:
+                        raise ValueError("the bundle digest differs from prepared.json")
+                    tut.consequential_step(workflow)
+                    tut.certify_tutorial(workflow)
+                    reused = True
+                except Exception:
+                    log("tutorial: the prepared bundle is not reusable; rebuilding:\n"
+                        + traceback.format_exc())
+                    digest = None
+            else:
+                log("tutorial: no matching prepared.json (Flow version, helper or digest); rebuilding")
+        if not reused:
+            progress("replace")
+            try:
+                if fcntl is None and os.path.lexists(bundle_dir):
+                    # Windows: no shared locks, so an existing bundle is never
+                    # replaced (it may be in use); remove the folder by hand.
+                    raise OSError(errno.EWOULDBLOCK, "existing bundle kept")
+                if fcntl is not None:
+                    _lock_rebuild(use_fd)
+            except OSError as exc:
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    log("tutorial: the prepared bundle must be rebuilt, but another live server "
+                        "is using it; stop that server or use another --runs-dir")
+                raise
+            for path in (prepared_path, bundle_dir, recording_dir):
+                _tutorial_remove(path)
+            progress("record")
+            tut.record_tutorial(base, Path(recording_dir), headed=headed)
+            progress("compile")
+            from openadapt_flow.compiler import compile_recording
+
+            workflow = compile_recording(
+                Path(recording_dir), Path(bundle_dir),
+                name=tut.TUTORIAL_WORKFLOW_NAME, mine_effects=True)
+            progress("certify")
+            tut.consequential_step(workflow)
+            tut.certify_tutorial(workflow)
+            workflow, digest = _tutorial_bundle(bundle_dir)
+            _tutorial_write_private(prepared_path, json.dumps(
+                {"flow_version": flow_version, "content_digest": digest,
+                 "helper_sha256": helper_sha256},
+                sort_keys=True, separators=(",", ":")).encode("ascii") + b"\n")
+        # Converts an exclusive lock; held until this process exits.
+        _lock_shared(use_fd)
+        TUTORIAL.in_use_fd = use_fd
+
+        progress("deployment")
+        url = base.rstrip("/") + "/" + tut.TUTORIAL_ENTRY_QUERY
+        config = {
+            "name": "synthetic-tutorial",
+            "backend": {"kind": "web", "url": url, "headed": headed},
+            "effects": {"kind": "rest", "base_url": base},
+            "runtime": {"profile": "standard", "durable": True, "allow_model_grounding": False},
+            "policy": {"policy": policy},
+        }
+        deployment = os.path.join(work_dir, "deployment-%s.yaml" % req["instance"])
+        # JSON text is YAML; rewritten every start (the port changes).
+        _tutorial_write_private(deployment, json.dumps(
+            config, ensure_ascii=True, sort_keys=True, indent=1).encode("ascii") + b"\n")
+        TUTORIAL.deployment_path = deployment
+        from openadapt_flow.deployment import load_deployment
+
+        loaded = load_deployment(deployment)
+        if (
+            loaded.backend.kind != "web"
+            or loaded.backend.url != url
+            or bool(loaded.backend.headed) != headed
+            or loaded.effects.kind != "rest"
+            or loaded.runtime.profile != "standard"
+            or loaded.runtime.durable is not True
+            or loaded.runtime.allow_model_grounding is not False
+            or loaded.policy.policy != policy
+        ):
+            raise ValueError("the synthetic deployment config did not load back as written")
+        return {
+            "bundle_dir": bundle_dir,
+            "base_url": base,
+            "url": url,
+            "deployment_config": deployment,
+            "reused": reused,
+            "content_digest": digest,
+        }
+    finally:
+        os.close(prep_fd)  # releases the preparers' lock
+
+
+TUTORIAL_OPS = {"tutorial.prepare": op_tutorial_prepare}
 
 
 def emit_progress(req_id, phase, started):

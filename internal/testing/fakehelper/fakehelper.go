@@ -65,7 +65,10 @@ type Rule struct {
 	// idempotency_key has been answered (deterministic out-of-order
 	// replies without timing).
 	WaitForKey string `json:"wait_for_key,omitempty"`
-	used       bool
+	// Progress lists tutorial.prepare phases sent as progress frames
+	// before the answer (flow-helper.md §12.13).
+	Progress []string `json:"progress,omitempty"`
+	used     bool
 }
 
 // WriteScript writes rules as a SCRIPT file and returns its path.
@@ -118,6 +121,7 @@ type fake struct {
 	recordMu sync.Mutex
 	answered map[string]chan struct{}
 	amu      sync.Mutex
+	tutorial tutorialState
 }
 
 func (f *fake) answeredCh(key string) chan struct{} {
@@ -252,7 +256,7 @@ func (f *fake) loop() int {
 				f.answer(id, r)
 				continue
 			}
-			f.reply(id, map[string]any{"service_closed": f.opened, "mockmed_stopped": false})
+			f.reply(id, map[string]any{"service_closed": f.opened, "mockmed_stopped": f.mockmedUp()})
 			return 0
 		}
 		f.wg.Add(1)
@@ -298,6 +302,9 @@ func (f *fake) rule(op string, req map[string]any) *Rule {
 }
 
 func (f *fake) answer(id any, r *Rule) {
+	for _, p := range r.Progress {
+		f.progress(id, p)
+	}
 	if r.DelayMS > 0 {
 		time.Sleep(time.Duration(r.DelayMS) * time.Millisecond)
 	}
@@ -419,6 +426,8 @@ func (f *fake) defaultOp(op string, req map[string]any) (any, map[string]any) {
 		return map[string]any{"backend_kind": "web", "headed": req["headed"] == true, "url_present": true}, nil
 	case "authoring.probe":
 		return map[string]any{"importable": false}, nil
+	case "tutorial.prepare":
+		return f.tutorialPrepare(req)
 	case "attended.act", "attended.reconcile":
 		action, _ := req["action"].(string)
 		if op == "attended.reconcile" {
