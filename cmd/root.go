@@ -87,6 +87,7 @@ openadapt-flow does it.`,
 		newSkillCmd(io),
 		newEmitSkillAliasCmd(io),
 		newServeCmd(io),
+		newTutorialCmd(io),
 		newDoctorCmd(io),
 		newAuthoringCmd(io),
 	)

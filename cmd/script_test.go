@@ -11,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
@@ -21,6 +22,9 @@ func TestMain(m *testing.M) {
 		"openadapt-agent": func() { os.Exit(Main()) },
 		// The fake Flow (internal/testing/fakeflow): FAKE_FLOW_* picks its behaviour.
 		"openadapt-flow": func() { os.Exit(fakeflow.Main()) },
+		// The fake Flow-side helper (internal/testing/fakehelper), started
+		// as `python3 -B <program> --in-fd 4 --out-fd 5`.
+		fakehelper.Name: func() { os.Exit(fakehelper.Main()) },
 	})
 }
 
