@@ -5,8 +5,9 @@ import "github.com/spf13/cobra"
 // newAuthoringCmd is `authoring`, the group of D4 authoring commands.
 func newAuthoringCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "authoring",
-		Short: "Teach a new workflow with a hosted chat app's help",
+		Use:     "authoring",
+		Short:   "Teach a new workflow with a hosted chat app's help",
+		Example: `  openadapt-agent authoring connect 'openadapt://runner?pack=…&bind=…&origin=https://openadapt.ai'`,
 		Long: `authoring groups the commands that let a person teach a new workflow with an
 agent's help. Local agents (Claude Code, Codex) use serve --authoring over
 stdio; hosted chat apps (ChatGPT, Claude in the browser), which cannot reach

@@ -8,6 +8,8 @@ func newBundleCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bundle",
 		Short: "Read and verify openadapt-flow bundles exactly as Flow does",
+		Example: `  openadapt-agent bundle verify ./bundles
+  openadapt-agent bundle inspect --json ./bundles/invoice-entry`,
 	}
 	c.AddCommand(
 		newBundleVerifyCmd(io),

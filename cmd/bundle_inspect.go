@@ -33,7 +33,13 @@ parameter names and types, compiler version and certification status.
 --protected adds the display name, slugs, step intents and recorded example
 values, and prints a warning on stderr. Exit 0 when every bundle verified; 1
 otherwise (a PATH that is missing or unreadable is a failed entry); 2 for
-usage errors.`,
+usage errors.
+
+Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
+(workflow.json.enc); without it a sealed bundle fails with missing_key.`,
+		Example: `  openadapt-agent bundle inspect ./bundles/invoice-entry
+  openadapt-agent bundle inspect --json ./bundles
+  openadapt-agent bundle inspect --protected ./bundles/invoice-entry`,
 		Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.path = args[0]
@@ -138,6 +144,7 @@ func runBundleInspect(io *IO, o *bundleInspectOptions) error {
 	if err != nil {
 		return err
 	}
+	hintMissingKey(io.Err, bs)
 	for _, b := range bs {
 		if !b.Verified() {
 			return errCheckFailed

@@ -36,7 +36,13 @@ Exit 0 when every bundle verified; 1 when any failed or is legacy-unverified (a
 bundle without a manifest; --allow-legacy lets it pass with a warning), or when
 a PATH does not exist or cannot be read (a failed entry: not_a_bundle or
 unreadable, with no workflow id; the other PATHs are still reported); 2 for
-usage errors.`,
+usage errors.
+
+Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
+(workflow.json.enc); without it a sealed bundle fails with missing_key.`,
+		Example: `  openadapt-agent bundle verify ./bundles/invoice-entry
+  openadapt-agent bundle verify --json ./bundles ./more-bundles
+  OPENADAPT_BUNDLE_KEY=… openadapt-agent bundle verify ./sealed-bundles`,
 		Args: minArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.paths = args
@@ -118,6 +124,7 @@ func runBundleVerify(io *IO, o *bundleVerifyOptions) error {
 	if err != nil {
 		return err
 	}
+	hintMissingKey(io.Err, all)
 	if !ok {
 		return errCheckFailed
 	}

@@ -8,6 +8,8 @@ func newLedgerCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ledger",
 		Short: "Verify OpenAdapt's signed admission ledgers offline",
+		Example: `  openadapt-agent ledger verify
+  openadapt-agent ledger admission --bundle ./bundles/invoice-entry`,
 	}
 	c.AddCommand(
 		newLedgerVerifyCmd(io),

@@ -32,7 +32,10 @@ or an evidence-root directory; default: the embedded snapshot).
 row's bundle_version label to equal L. The demo profile is exempt.
 
 Exit 0 admitted or exempt; 1 not admitted, or an input cannot be read; 2 for
-usage errors (stdout then stays empty).`,
+usage errors (stdout then stays empty).
+
+Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
+(workflow.json.enc); without it a sealed bundle fails with missing_key.`,
 		Example: `  openadapt-agent ledger admission --bundle ./bundles/invoice-entry
   openadapt-agent ledger admission --bundle-sha256 sha256:5fc9… --bundle-version 0.0.0-synthetic --ledger ./evidence-root`,
 		Args: noArgs(),
@@ -57,6 +60,7 @@ usage errors (stdout then stays empty).`,
 					q.BundleSHA256 = b.BundleSHA256()
 				case b.ErrorKind != "":
 					q.BundleErrorKind = string(b.ErrorKind)
+					hintMissingKey(io.Err, []*bundle.Bundle{b})
 				default:
 					q.BundleErrorKind = string(b.Integrity) // legacy_unverified, content_verified
 				}

@@ -26,7 +26,7 @@ func (f *ledgerFlags) bind(c *cobra.Command) {
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document ("+ledger.MediaType+")")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "also print informational notes (and, for admission, the ledger table)")
 	addQuietFlag(c)
-	fs.StringVar(&f.at, "at", "", "evaluation instant, RFC 3339 (default: now, UTC, whole seconds)")
+	fs.StringVar(&f.at, "at", "", "evaluation instant: RFC 3339, or a date meaning 00:00:00Z (default: now, UTC, whole seconds)")
 	fs.StringVar(&f.evidenceRoot, "evidence-root", "", "evidence-root directory for a ledger file (default: the file's directory)")
 	fs.StringArrayVar(&f.previous, "previous-registry", nil, "an older evidence-registry revision (repeatable)")
 	fs.StringArrayVar(&f.signerRegPins, "signer-registry-identity", nil,
@@ -41,9 +41,9 @@ func (f *ledgerFlags) verifier(extra ...ledger.Option) (*ledger.Verifier, error)
 	}
 	var opts []ledger.Option
 	if f.at != "" {
-		t, err := time.Parse(time.RFC3339Nano, f.at)
+		t, err := parseAt(f.at)
 		if err != nil {
-			return nil, usageErrorf("--at: want an RFC 3339 time such as 2026-11-30T00:00:00Z")
+			return nil, err
 		}
 		opts = append(opts, ledger.WithAt(t))
 	}
@@ -58,6 +58,18 @@ func (f *ledgerFlags) verifier(extra ...ledger.Option) (*ledger.Verifier, error)
 		return nil, ledgerError(err)
 	}
 	return v, nil
+}
+
+// parseAt parses --at: an RFC 3339 time, or a plain date, which means
+// 00:00:00Z that day (round2-decisions.md 23).
+func parseAt(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil // time.Parse gives UTC for a layout without a zone
+	}
+	return time.Time{}, usageErrorf("--at: want an RFC 3339 time such as 2026-11-30T00:00:00Z, or a date such as 2026-11-30 (midnight UTC)")
 }
 
 // ledgerError maps library errors: an invalid option is a usage error

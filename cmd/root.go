@@ -5,6 +5,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
 )
 
@@ -50,6 +52,9 @@ func run(ctx context.Context, args []string, io *IO) int {
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
+	if errors.Is(err, bundle.ErrMissingKey) {
+		err = withHint(err, missingKeyHint)
+	}
 	printError(io.Err, err)
 	code := exitCode(err)
 	// --json promises one document on stdout for exit 0 and 1: a command
@@ -68,6 +73,10 @@ func newRootCmd(io *IO) *cobra.Command {
 for verified workflow bundles, Agent Skills that wrap them, offline verification
 of OpenAdapt's signed admission ledgers, and bundle verification exactly as
 openadapt-flow does it.`,
+		Example: `  openadapt-agent doctor --bundles ~/openadapt/bundles
+  openadapt-agent ledger verify
+  openadapt-agent bundle verify ./bundles
+  openadapt-agent serve --bundles ~/openadapt/bundles`,
 		Version:           buildinfo.Version(),
 		SilenceErrors:     true,
 		SilenceUsage:      true,
@@ -92,10 +101,11 @@ openadapt-flow does it.`,
 		newAuthoringCmd(io),
 	)
 	addCompletionCmd(root)
+	registerCompletions(root)
 	// Unknown commands are usage errors, not silent help.
 	for _, c := range append(root.Commands(), root) {
 		if c.HasSubCommands() && c.RunE == nil && c.Run == nil {
-			c.Args = asUsage(cobra.NoArgs)
+			c.Args = unknownSubcommand
 			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 		}
 	}

@@ -25,7 +25,14 @@ func newServeCmd(io *IO) *cobra.Command {
 JSON-RPC only; the banner, warnings and logs go to stderr.
 
 Register it with an MCP client, for example:
-  claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run --runs-dir /ABSOLUTE/PATH/TO/runs`,
+  claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run --runs-dir /ABSOLUTE/PATH/TO/runs
+
+Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
+(workflow.json.enc); without it a sealed bundle is listed as unavailable
+(missing_key). Set it in the env block of the MCP client that starts serve.`,
+		Example: `  openadapt-agent serve --bundles ~/openadapt/bundles
+  openadapt-agent serve --bundles ~/openadapt/bundles --allow-run --runs-dir ~/openadapt/runs
+  OPENADAPT_BUNDLE_KEY=… openadapt-agent serve --bundles ~/openadapt/sealed --tool-mode catalog`,
 		Args: noArgs(),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.FlowCLISet = c.Flags().Changed("flow-cli")

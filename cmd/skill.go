@@ -14,6 +14,9 @@ func newSkillCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "skill",
 		Short: "Emit, validate, pack, verify and install Agent Skills",
+		Example: `  openadapt-agent skill emit --from-flow-skill ./flow-out/invoice-entry --out ./skills
+  openadapt-agent skill pack ./skills/invoice-entry -o invoice-entry.skill
+  openadapt-agent skill install invoice-entry.skill -a claude-code`,
 	}
 	c.AddCommand(
 		newSkillValidateCmd(io),

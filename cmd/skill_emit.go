@@ -42,7 +42,13 @@ kept byte for byte, and guidance for the governed MCP path is appended.
 
 With BUNDLE, Flow's own "emit-skill" runs first (--flow-cli, default
 openadapt-flow on PATH). With --from-flow-skill, no Flow is needed.
-The write is atomic; emitting again over our own output replaces it.`,
+The write is atomic; emitting again over our own output replaces it.
+
+Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
+(workflow.json.enc); without it a sealed bundle fails with missing_key.`,
+		Example: `  openadapt-agent skill emit --from-flow-skill ./flow-out/invoice-entry --out ./skills
+  openadapt-agent skill emit ./bundles/invoice-entry --out ./skills
+  OPENADAPT_BUNDLE_KEY=… openadapt-agent skill emit ./sealed/invoice-entry --out ./skills --json`,
 		Args: rangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var bundleDir string

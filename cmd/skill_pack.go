@@ -28,6 +28,8 @@ sit under one top folder <name>/, sorted, with fixed times, zero owners and
 0644/0755 modes; a SHA256SUMS manifest is added. Symlinks and special files
 are refused. Prints the archive's sha256 and the tree digest, and writes
 FILE.sha256 next to FILE.`,
+		Example: `  openadapt-agent skill pack ./skills/invoice-entry -o invoice-entry.skill
+  openadapt-agent skill pack ./skills/invoice-entry -o invoice-entry.tar.zst --json`,
 		Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			dir := args[0]

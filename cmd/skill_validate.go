@@ -20,6 +20,8 @@ func newSkillValidateCmd(io *IO) *cobra.Command {
 description, allowed keys, YAML safety, BOM, body size). Each finding is one
 line naming the field and the rule id. Exit 0 valid; 1 invalid, or PATH is
 missing or unreadable; 2 usage. --strict counts warnings as errors.`,
+		Example: `  openadapt-agent skill validate ./skills/invoice-entry
+  openadapt-agent skill validate --strict --json ./skills/invoice-entry/SKILL.md`,
 		Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			path := args[0]

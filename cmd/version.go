@@ -18,18 +18,26 @@ func newVersionCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of openadapt-agent",
-		Args:  noArgs(),
+		Long: `Print the version of openadapt-agent. With --json: the version, the Go
+toolchain, the platform and, when the build recorded them, the VCS revision,
+commit time and whether the tree was modified.`,
+		Example: `  openadapt-agent version
+  openadapt-agent version --json`,
+		Args: noArgs(),
 		RunE: func(*cobra.Command, []string) error {
 			if !asJSON {
 				_, err := fmt.Fprintf(io.Out, "openadapt-agent %s\n", buildinfo.Version())
 				return err
 			}
+			// vcs is null when the build recorded no VCS stamp (go run
+			// with -buildvcs=false, go test, a source tarball).
 			doc := struct {
-				MediaType string `json:"mediaType"`
-				Version   string `json:"version"`
-				Go        string `json:"go"`
-				Platform  string `json:"platform"`
-			}{versionMediaType, buildinfo.Version(), buildinfo.GoVersion(), runtime.GOOS + "/" + runtime.GOARCH}
+				MediaType string             `json:"mediaType"`
+				Version   string             `json:"version"`
+				Go        string             `json:"go"`
+				Platform  string             `json:"platform"`
+				VCS       *buildinfo.VCSInfo `json:"vcs"`
+			}{versionMediaType, buildinfo.Version(), buildinfo.GoVersion(), runtime.GOOS + "/" + runtime.GOARCH, buildinfo.VCS()}
 			enc := json.NewEncoder(io.Out)
 			enc.SetIndent("", "  ")
 			return enc.Encode(doc)

@@ -58,3 +58,40 @@ func GoVersion() string {
 	}
 	return "unknown"
 }
+
+// VCSInfo is what the Go toolchain stamped about the source tree: the
+// revision, its commit time and whether the tree had local changes. The
+// zero value means the build recorded none (go test, -buildvcs=false, or a
+// build outside a repository).
+type VCSInfo struct {
+	Revision string `json:"revision"`
+	Time     string `json:"time"`
+	Modified bool   `json:"modified"`
+}
+
+// VCS returns the VCS stamp of this build, or nil when it has none.
+func VCS() *VCSInfo {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	return vcsFrom(bi)
+}
+
+func vcsFrom(bi *debug.BuildInfo) *VCSInfo {
+	var v VCSInfo
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	if v.Revision == "" {
+		return nil
+	}
+	return &v
+}

@@ -3,6 +3,7 @@ package buildinfo
 import (
 	"os"
 	"regexp"
+	"runtime/debug"
 	"testing"
 )
 
@@ -50,5 +51,21 @@ func TestReleaseTag(t *testing.T) {
 	}
 	if want := "v" + File(); tag != want {
 		t.Fatalf("release tag %q does not match VERSION (want %q); bump internal/buildinfo/VERSION, server.json and manifest.json together", tag, want)
+	}
+}
+
+func TestVCSFrom(t *testing.T) {
+	if got := vcsFrom(&debug.BuildInfo{}); got != nil {
+		t.Fatalf("no settings: got %+v, want nil", got)
+	}
+	bi := &debug.BuildInfo{Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"},
+		{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+		{Key: "vcs.time", Value: "2026-12-01T21:00:00Z"},
+		{Key: "vcs.modified", Value: "true"},
+	}}
+	got := vcsFrom(bi)
+	if got == nil || got.Revision != "0123456789abcdef0123456789abcdef01234567" || got.Time != "2026-12-01T21:00:00Z" || !got.Modified {
+		t.Fatalf("vcsFrom = %+v", got)
 	}
 }
