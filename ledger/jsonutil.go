@@ -201,7 +201,7 @@ func getDigest(m map[string]any, k string) (string, bool) {
 // parseTime parses a whole-second UTC timestamp YYYY-MM-DDTHH:MM:SSZ that is
 // a real calendar instant (spec §10).
 func parseTime(s string) (time.Time, bool) {
-	if !reTimestamp.MatchString(s) {
+	if !reTimestamp().MatchString(s) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse("2006-01-02T15:04:05Z", s)

@@ -77,13 +77,13 @@ func (a *auditLog) write(l auditLine) {
 	if l.Protocol != nil && !slices.Contains(knownProtocols, *l.Protocol) {
 		l.Protocol = nil
 	}
-	if l.WorkflowID != nil && !workflowIDRE.MatchString(*l.WorkflowID) {
+	if l.WorkflowID != nil && !workflowIDRE().MatchString(*l.WorkflowID) {
 		l.WorkflowID = nil
 	}
 	if l.RunID != nil && !flowrun.ValidRunID(*l.RunID) {
 		l.RunID = nil
 	}
-	if l.AttentionID != nil && !attentionRE.MatchString(*l.AttentionID) {
+	if l.AttentionID != nil && !attentionRE().MatchString(*l.AttentionID) {
 		l.AttentionID = nil
 	}
 	data, err := json.Marshal(l)

@@ -113,7 +113,7 @@ func (s *Server) loadCache(key string) []*workflow {
 	}
 	ws := make([]*workflow, 0, len(c.Workflows))
 	for _, cw := range c.Workflows {
-		if !workflowIDRE.MatchString(cw.ID) {
+		if !workflowIDRE().MatchString(cw.ID) {
 			return nil
 		}
 		w := &workflow{id: cw.ID, baseID: cw.BaseID, dir: cw.Dir, available: cw.Available, errClass: cw.ErrClass,

@@ -5,9 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // workflow is one discovered bundle as the server sees it. Fields marked
@@ -41,11 +42,11 @@ func (w *workflow) sortedParams() []string {
 }
 
 var (
-	paramNameRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	workflowIDRE = regexp.MustCompile(`^workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
-	runShapedRE  = regexp.MustCompile(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
-	attentionRE  = regexp.MustCompile(`^[0-9a-f]{24}$`)
-	idemKeyRE    = regexp.MustCompile(`^[A-Za-z0-9._:-]{16,200}$`)
+	paramNameRE  = lazyre.New(`^[A-Za-z0-9_.-]{1,64}$`)
+	workflowIDRE = lazyre.New(`^workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
+	runShapedRE  = lazyre.New(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
+	attentionRE  = lazyre.New(`^[0-9a-f]{24}$`)
+	idemKeyRE    = lazyre.New(`^[A-Za-z0-9._:-]{16,200}$`)
 )
 
 // checkParamNames applies the availability rules of §6.5 to the declared
@@ -57,7 +58,7 @@ func checkParamNames(params []string) string {
 		}
 	}
 	for _, p := range params {
-		if !paramNameRE.MatchString(p) {
+		if !paramNameRE().MatchString(p) {
 			return "unsupported_parameter_name"
 		}
 	}
@@ -81,7 +82,7 @@ func newCatalog(ws []*workflow) *catalog {
 // lookup resolves an id. Unknown, foreign and malformed ids are all "not
 // found": one answer (§6.6).
 func (c *catalog) lookup(id string) *workflow {
-	if !workflowIDRE.MatchString(id) {
+	if !workflowIDRE().MatchString(id) {
 		return nil
 	}
 	return c.byID[id]

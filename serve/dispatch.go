@@ -72,7 +72,7 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 // run-shaped name gets a failure envelope (§3.1), anything else nil (a
 // JSON-RPC invalid-params error).
 func unknownTool(name string, runEnabled bool) *failure {
-	if !runShapedRE.MatchString(name) && name != "run_local_quickstart" && name != toolRunWorkflow {
+	if !runShapedRE().MatchString(name) && name != "run_local_quickstart" && name != toolRunWorkflow {
 		return nil
 	}
 	if !runEnabled {

@@ -46,5 +46,5 @@ func (s *Server) getRunReport(ctx context.Context, c *toolCall) (any, *failure) 
 // registryRunUsable applies the no-oracle rules: the record must name a
 // workflow id and a run id of their own shapes.
 func registryRunUsable(r *runRecord) bool {
-	return workflowIDRE.MatchString(r.WorkflowID) && flowrun.ValidRunID(r.RunID)
+	return workflowIDRE().MatchString(r.WorkflowID) && flowrun.ValidRunID(r.RunID)
 }

@@ -164,7 +164,7 @@ func (s *Server) runArguments(w *workflow, flat, args map[string]any) (*runArgs,
 	}
 	if v, has := args["idempotency_key"]; has {
 		k, ok := v.(string)
-		if !ok || !idemKeyRE.MatchString(k) {
+		if !ok || !idemKeyRE().MatchString(k) {
 			return nil, fail(CodeInvalidArguments)
 		}
 		ra.idem = k

@@ -69,7 +69,7 @@ func TestRegistrationRunTools(t *testing.T) {
 	}
 	hasSuffix := false
 	for _, r := range runs {
-		if !runShapedRE.MatchString(r) {
+		if !runShapedRE().MatchString(r) {
 			t.Fatalf("run tool %q", r)
 		}
 		hasSuffix = hasSuffix || strings.HasSuffix(r, "_2")

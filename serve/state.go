@@ -69,7 +69,7 @@ func (d stateDir) readRecord(runID string) *runRecord {
 		return nil
 	}
 	var r runRecord
-	if json.Unmarshal(data, &r) != nil || r.RunID != runID || !workflowIDRE.MatchString(r.WorkflowID) {
+	if json.Unmarshal(data, &r) != nil || r.RunID != runID || !workflowIDRE().MatchString(r.WorkflowID) {
 		return nil
 	}
 	if r.Phase == phaseTerminal && r.Outcome == nil {
@@ -187,7 +187,7 @@ func (s *Server) ownerAlive(id string) bool {
 	if id == s.instance {
 		return true
 	}
-	if !attentionRE.MatchString(id) && len(id) != 16 {
+	if !attentionRE().MatchString(id) && len(id) != 16 {
 		return false
 	}
 	return ownerLocked(s.ownerPath(id))

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // EmitOptions configure [Emit]. Give exactly one of Bundle and FromFlowSkill.
@@ -411,7 +411,7 @@ func workflowIDOf(dir string) string {
 
 // serveParamName is the parameter-name rule of serve (mcp-surface.md §6.5):
 // Claude's API rejects tool property names outside it.
-var serveParamName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var serveParamName = lazyre.New(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // serveAvailability returns a warning when serve will list the workflow as
 // unavailable, with no run tool, because of its parameter names. It names
@@ -423,7 +423,7 @@ func serveAvailability(params []string) string {
 		}
 	}
 	for _, p := range params {
-		if !serveParamName.MatchString(p) {
+		if !serveParamName().MatchString(p) {
 			return "serve lists this workflow as unavailable (unsupported_parameter_name): a declared parameter name is outside [A-Za-z0-9_.-]{1,64}; rename it in Flow"
 		}
 	}

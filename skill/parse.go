@@ -3,10 +3,10 @@ package skill
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v2"
 )
@@ -197,18 +197,18 @@ func cutLine(b []byte) (line, rest []byte, ok bool) {
 	return bytes.TrimSuffix(b[:i], []byte("\r")), b[i+1:], true
 }
 
-var backquoted = regexp.MustCompile("`[^`]*`")
+var backquoted = lazyre.New("`[^`]*`")
 
 // yamlMessage is the parser's message without any quoted input: yaml.v2
 // quotes offending values between backticks.
 func yamlMessage(err error) string {
-	msg := backquoted.ReplaceAllString(err.Error(), "value")
+	msg := backquoted().ReplaceAllString(err.Error(), "value")
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	return strings.Join(strings.Fields(msg), " ")
 }
 
 // topKey matches a top-level block-mapping key line and captures the key.
-var topKey = regexp.MustCompile(`^([^\s#\-'"][^:]*|"[^"]*"|'[^']*'):(\s|$)`)
+var topKey = lazyre.New(`^([^\s#\-'"][^:]*|"[^"]*"|'[^']*'):(\s|$)`)
 
 // duplicateKeys scans the key lines itself: yaml.v2 silently keeps the last
 // value of a duplicated key.
@@ -216,7 +216,7 @@ func duplicateKeys(block []byte) []string {
 	seen := map[string]bool{}
 	var dups []string
 	for _, line := range strings.Split(string(block), "\n") {
-		m := topKey.FindStringSubmatch(strings.TrimSuffix(line, "\r"))
+		m := topKey().FindStringSubmatch(strings.TrimSuffix(line, "\r"))
 		if m == nil {
 			continue
 		}
@@ -241,13 +241,13 @@ func contains(s []string, v string) bool {
 // flowValue matches a mapping value or a list item that opens a flow
 // collection. A plain YAML scalar cannot start with [ or {, so this never
 // matches a string value.
-var flowValue = regexp.MustCompile(`^\s*(?:-\s+)*(?:(?:[^\s#\-'"\[{][^:]*|"[^"]*"|'[^']*'):\s+|-\s+)[\[{]|^[\[{]`)
+var flowValue = lazyre.New(`^\s*(?:-\s+)*(?:(?:[^\s#\-'"\[{][^:]*|"[^"]*"|'[^']*'):\s+|-\s+)[\[{]|^[\[{]`)
 
 // flowStyle reports whether the block uses a flow-style {…} or […] value,
 // which the Python skills-ref (strictyaml) rejects.
 func flowStyle(block []byte) bool {
 	for _, line := range strings.Split(string(block), "\n") {
-		if flowValue.MatchString(line) {
+		if flowValue().MatchString(line) {
 			return true
 		}
 	}

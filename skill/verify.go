@@ -14,10 +14,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -166,13 +166,13 @@ func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, e
 	return res, nil
 }
 
-var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexDigest = lazyre.New(`^[0-9a-f]{64}$`)
 
 // expectedDigest returns the digest to check and where it came from.
 func expectedDigest(file, flag string) (string, string, error) {
 	if flag != "" {
 		d := strings.ToLower(strings.TrimPrefix(flag, "sha256:"))
-		if !hexDigest.MatchString(d) {
+		if !hexDigest().MatchString(d) {
 			return "", "", fmt.Errorf("%w: --sha256 must be 64 hex digits (a sha256: prefix is allowed)", ErrOption)
 		}
 		return d, "flag", nil
@@ -186,7 +186,7 @@ func expectedDigest(file, flag string) (string, string, error) {
 	}
 	d, _, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
 	d = strings.ToLower(strings.TrimPrefix(d, "sha256:"))
-	if !hexDigest.MatchString(d) {
+	if !hexDigest().MatchString(d) {
 		return "", "", fmt.Errorf("%w: sidecar %s.sha256 is malformed", ErrDigestMismatch, filepath.Base(file))
 	}
 	return d, "sidecar", nil
@@ -492,7 +492,7 @@ func (w *walker) streamLimit() error {
 	return limitErr("archive exceeds max-total-unpacked", w.lim.MaxTotalUnpacked, true)
 }
 
-var sumsLine = regexp.MustCompile(`^([0-9a-f]{64})  (.+)$`)
+var sumsLine = lazyre.New(`^([0-9a-f]{64})  (.+)$`)
 
 // checkContent applies the content rules: SKILL.md passes §1 with the top
 // folder as its folder name, and SHA256SUMS lists every file exactly.
@@ -518,7 +518,7 @@ func (w *walker) checkContent() error {
 	listed := map[string]bool{}
 	prev := ""
 	for i, line := range strings.Split(strings.TrimSuffix(string(w.sums), "\n"), "\n") {
-		m := sumsLine.FindStringSubmatch(line)
+		m := sumsLine().FindStringSubmatch(line)
 		if m == nil {
 			return fmt.Errorf("%w: %s line %d is malformed", ErrDigestMismatch, SumsFile, i+1)
 		}

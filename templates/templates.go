@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -28,12 +29,14 @@ var files embed.FS
 // codelist function cannot be placed safely inside a Markdown code span.
 var ErrUnsafeValue = errors.New("value cannot be rendered safely")
 
-// set is every template, parsed once. Names are the base file names, for
-// example "appendix.md.tmpl".
-var set = template.Must(template.New("").
-	Option("missingkey=error").
-	Funcs(template.FuncMap{"codelist": codelist}).
-	ParseFS(files, "skill/*.md.tmpl"))
+// set is every template, parsed once on first use (not at package init).
+// Names are the base file names, for example "appendix.md.tmpl".
+var set = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").
+		Option("missingkey=error").
+		Funcs(template.FuncMap{"codelist": codelist}).
+		ParseFS(files, "skill/*.md.tmpl"))
+})
 
 // Render executes the template called name (for example "appendix.md.tmpl")
 // with data. Every key a template uses must be present in data; a missing key
@@ -45,7 +48,7 @@ var set = template.Must(template.New("").
 // It returns an error wrapping [ErrUnsafeValue] when a parameter name holds a
 // backtick, '<', '>' or a control character.
 func Render(name string, data map[string]any) ([]byte, error) {
-	t := set.Lookup(name)
+	t := set().Lookup(name)
 	if t == nil || name == "" {
 		return nil, fmt.Errorf("rendering template %q: no such template", name)
 	}
@@ -59,7 +62,7 @@ func Render(name string, data map[string]any) ([]byte, error) {
 // Names returns the names of the embedded templates, sorted.
 func Names() []string {
 	var names []string
-	for _, t := range set.Templates() {
+	for _, t := range set().Templates() {
 		if t.Name() != "" {
 			names = append(names, t.Name())
 		}

@@ -22,9 +22,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // ErrNotFound is the single not-found answer of [Get]: a malformed id, an
@@ -62,7 +63,7 @@ type Capability struct {
 	SourceIdentityStatus   *string  `json:"source_identity_status"`
 }
 
-var idPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
+var idPattern = lazyre.New(`^[0-9a-f]{24}$`)
 
 // ID returns the attention id of a run directory: the first 24 hex
 // characters of SHA-256 over its POSIX path relative to the runs root, "."
@@ -103,7 +104,7 @@ func List(root string) []Item {
 // current item, including a malformed id, gives [ErrNotFound]. The result
 // equals the same item of a [List] taken at the same moment.
 func Get(root, id string) (Item, error) {
-	if !idPattern.MatchString(id) {
+	if !idPattern().MatchString(id) {
 		return Item{}, ErrNotFound
 	}
 	s, ok := newScanner(root)

@@ -1,8 +1,9 @@
 package authoring
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // The PHI filter for labels (node names, automation ids, control types,
@@ -13,12 +14,12 @@ import (
 // or more digits, and nothing shaped like an e-mail address, a US SSN or a
 // phone number. A label that fails is dropped, never repaired.
 var (
-	labelRE       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._-]{0,79}$`)
-	processNameRE = regexp.MustCompile(`^[A-Za-z0-9 ._-]{1,64}$`)
-	sixDigitsRE   = regexp.MustCompile(`[0-9]{6,}`)
-	emailRE       = regexp.MustCompile(`[^@\s]+@[^@\s]+\.[^@\s]+`)
-	ssnRE         = regexp.MustCompile(`\b[0-9]{3}-[0-9]{2}-[0-9]{4}\b`)
-	phoneRE       = regexp.MustCompile(`\b(?:\+?[0-9][0-9\-\s().]{7,}[0-9])\b`)
+	labelRE       = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9 ._-]{0,79}$`)
+	processNameRE = lazyre.New(`^[A-Za-z0-9 ._-]{1,64}$`)
+	sixDigitsRE   = lazyre.New(`[0-9]{6,}`)
+	emailRE       = lazyre.New(`[^@\s]+@[^@\s]+\.[^@\s]+`)
+	ssnRE         = lazyre.New(`\b[0-9]{3}-[0-9]{2}-[0-9]{4}\b`)
+	phoneRE       = lazyre.New(`\b(?:\+?[0-9][0-9\-\s().]{7,}[0-9])\b`)
 )
 
 // collapse joins the whitespace-separated fields of s with single spaces.
@@ -32,11 +33,11 @@ func SafeLabel(v any) string {
 		return ""
 	}
 	c := collapse(s)
-	if c == "" || len(c) > 80 || !labelRE.MatchString(c) {
+	if c == "" || len(c) > 80 || !labelRE().MatchString(c) {
 		return ""
 	}
-	if strings.Contains(c, "://") || strings.Contains(c, "@") || sixDigitsRE.MatchString(c) ||
-		emailRE.MatchString(c) || ssnRE.MatchString(c) || phoneRE.MatchString(c) {
+	if strings.Contains(c, "://") || strings.Contains(c, "@") || sixDigitsRE().MatchString(c) ||
+		emailRE().MatchString(c) || ssnRE().MatchString(c) || phoneRE().MatchString(c) {
 		return ""
 	}
 	return c
@@ -51,7 +52,7 @@ func safeProcessName(v any) string {
 		return ""
 	}
 	c := collapse(s)
-	if !processNameRE.MatchString(c) || sixDigitsRE.MatchString(c) || phoneRE.MatchString(c) {
+	if !processNameRE().MatchString(c) || sixDigitsRE().MatchString(c) || phoneRE().MatchString(c) {
 		return ""
 	}
 	return c

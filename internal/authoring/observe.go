@@ -3,7 +3,8 @@ package authoring
 import (
 	"encoding/json"
 	"math"
-	"regexp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // ObserveSchema is the schema_version of the observe projection.
@@ -16,7 +17,7 @@ const (
 )
 
 // NodeIDRE is the shape of an opaque node id: "n_" and 8 lowercase hex.
-var NodeIDRE = regexp.MustCompile(`^n_[0-9a-f]{8}$`)
+var NodeIDRE = lazyre.New(`^n_[0-9a-f]{8}$`)
 
 // The closed enums of openadapt-types authoring-observe-v1.
 var (
@@ -181,7 +182,7 @@ func projectNode(v any) (Node, bool) {
 	enabled, eok := m["enabled"].(bool)
 	focused, fok := m["focused"].(bool)
 	b, bok := projectBounds(m["bounds"])
-	if !NodeIDRE.MatchString(id) || !eok || !fok || !bok {
+	if !NodeIDRE().MatchString(id) || !eok || !fok || !bok {
 		return Node{}, false
 	}
 	role, _ := m["role"].(string)

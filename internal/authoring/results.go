@@ -1,17 +1,17 @@
 package authoring
 
-import "regexp"
+import "github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 
 // The closed result shapes of the authoring tools other than observe. Each is
 // built in Go from validated values only; the session's raw result supplies
 // at most an id that matches its pattern, never free text.
 
 // ParamRE is the shape of a workflow parameter name.
-var ParamRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+var ParamRE = lazyre.New(`^[a-z][a-z0-9_]{0,31}$`)
 
 // WorkflowIDRE is the shape of a compiled draft's workflow id
 // (openadapt-types AuthoringCompileResultV1).
-var WorkflowIDRE = regexp.MustCompile(`^wf_[A-Za-z0-9_-]{8,64}$`)
+var WorkflowIDRE = lazyre.New(`^wf_[A-Za-z0-9_-]{8,64}$`)
 
 // StatusResult is {"status": S} (start_record: "recording").
 type StatusResult struct {
@@ -98,7 +98,7 @@ func ProjectClick(_ map[string]any, nodeID string) ClickResult {
 // matches [WorkflowIDRE].
 func ProjectCompile(raw map[string]any) CompileResult {
 	r := CompileResult{Status: "needs_human_admit", RecordingRetained: true}
-	if id, _ := raw["workflow_id"].(string); WorkflowIDRE.MatchString(id) {
+	if id, _ := raw["workflow_id"].(string); WorkflowIDRE().MatchString(id) {
 		r.WorkflowID = id
 	}
 	return r
@@ -107,7 +107,7 @@ func ProjectCompile(raw map[string]any) CompileResult {
 // ProjectAdmit is admit's result.
 func ProjectAdmit(raw map[string]any) AdmitResult {
 	r := AdmitResult{Status: "admitted"}
-	if id, _ := raw["workflow_id"].(string); WorkflowIDRE.MatchString(id) {
+	if id, _ := raw["workflow_id"].(string); WorkflowIDRE().MatchString(id) {
 		r.WorkflowID = id
 	}
 	return r

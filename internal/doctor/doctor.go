@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // MediaType identifies the `doctor --json` document.
@@ -204,7 +204,7 @@ func absFrom(dir, p string) string {
 }
 
 // versionPattern finds a version number in `--version` output.
-var versionPattern = regexp.MustCompile(`\b(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.-]+)?\b`)
+var versionPattern = lazyre.New(`\b(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.-]+)?\b`)
 
 func checkFlow(ctx context.Context, env Env, opts Options) Check {
 	c := Check{ID: IDFlowCLI}
@@ -232,7 +232,7 @@ func checkFlow(ctx context.Context, env Env, opts Options) Check {
 		return c
 	}
 	out, err := env.FlowVersion(ctx, argv)
-	m := versionPattern.FindStringSubmatch(out)
+	m := versionPattern().FindStringSubmatch(out)
 	if err != nil || m == nil {
 		c.Status = Warn
 		c.Message = "Flow command found, but `--version` did not report a version"

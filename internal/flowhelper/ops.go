@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // Protocol is the wire protocol version (flow-helper.md §3.1).
@@ -16,7 +17,7 @@ const Protocol = 1
 // SupportedFlow describes the supported Flow versions (§7).
 const SupportedFlow = "1.32.x"
 
-var supportedFlowRE = regexp.MustCompile(`^1\.32\.[0-9]+$`)
+var supportedFlowRE = lazyre.New(`^1\.32\.[0-9]+$`)
 
 // Capabilities are hello's import probes.
 type Capabilities struct {
@@ -57,7 +58,7 @@ func (h *Helper) doHello(ctx context.Context) error {
 		return startedWith(interp, errors.New("hello: protocol mismatch"))
 	case !pythonSupported(hl.PythonVersion):
 		return startedWith(interp, fmt.Errorf("hello: Python %s is not 3.10–3.12", CleanVersion(hl.PythonVersion)))
-	case !hl.FlowSupported || !supportedFlowRE.MatchString(hl.FlowVersion):
+	case !hl.FlowSupported || !supportedFlowRE().MatchString(hl.FlowVersion):
 		return &StartError{Step: "d", Err: ErrUnsupportedFlow,
 			Msg: "openadapt-flow " + CleanVersion(hl.FlowVersion) + " is not supported by this build; supported: " + SupportedFlow}
 	case h.cfg.Operator != "" && hl.Operator != h.cfg.Operator:
@@ -212,8 +213,8 @@ type Decision struct {
 }
 
 var (
-	decisionIDRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	receiptRE    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	decisionIDRE = lazyre.New(`^[0-9a-f]{32}$`)
+	receiptRE    = lazyre.New(`^sha256:[0-9a-f]{64}$`)
 )
 
 // ErrBadDecision is returned by [Decision.Check].
@@ -227,13 +228,13 @@ var TerminalStatuses = map[string]bool{"completed": true, "halted": true, "needs
 // maps to delivery_uncertain.
 func (d Decision) Check(action string) error {
 	switch {
-	case !decisionIDRE.MatchString(d.DecisionID):
+	case !decisionIDRE().MatchString(d.DecisionID):
 		return fmt.Errorf("%w: decision_id", ErrBadDecision)
 	case d.Action != action:
 		return fmt.Errorf("%w: action", ErrBadDecision)
 	case !TerminalStatuses[d.Status]:
 		return fmt.Errorf("%w: status", ErrBadDecision)
-	case d.TransitionReceiptDigest != nil && !receiptRE.MatchString(*d.TransitionReceiptDigest):
+	case d.TransitionReceiptDigest != nil && !receiptRE().MatchString(*d.TransitionReceiptDigest):
 		return fmt.Errorf("%w: transition_receipt_digest", ErrBadDecision)
 	}
 	return nil

@@ -8,9 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // Interpreter is how the helper program is run: Path [Arg] -B program ….
@@ -20,8 +21,8 @@ type Interpreter struct {
 }
 
 var (
-	pythonBase = regexp.MustCompile(`^python(3(\.[0-9]{1,2})?)?$`)
-	shebangArg = regexp.MustCompile(`^-[sEIPB]+$`)
+	pythonBase = lazyre.New(`^python(3(\.[0-9]{1,2})?)?$`)
+	shebangArg = lazyre.New(`^-[sEIPB]+$`)
 )
 
 // FindPython returns the interpreter of flow-helper.md §2.2. With an
@@ -97,7 +98,7 @@ func readHead(p string) ([]byte, error) {
 func parseHead(head []byte, base, resolved, path string) (Interpreter, error) {
 	if !bytes.HasPrefix(head, []byte("#!")) {
 		// A native binary: accepted when its own name is a python.
-		if pythonBase.MatchString(base) {
+		if pythonBase().MatchString(base) {
 			return Interpreter{Path: resolved}, nil
 		}
 		return Interpreter{}, errors.New("not a script and not a python binary")
@@ -111,7 +112,7 @@ func parseHead(head []byte, base, resolved, path string) (Interpreter, error) {
 	interp := words[0]
 	switch {
 	case interp == "/usr/bin/env":
-		if len(words) != 2 || !pythonBase.MatchString(words[1]) {
+		if len(words) != 2 || !pythonBase().MatchString(words[1]) {
 			return Interpreter{}, errors.New("env shebang without a single python name")
 		}
 		p, err := lookPath(words[1], path)
@@ -133,16 +134,16 @@ func parseHead(head []byte, base, resolved, path string) (Interpreter, error) {
 		if len(p) >= 2 && p[0] == '"' && p[len(p)-1] == '"' {
 			p = p[1 : len(p)-1]
 		}
-		if !filepath.IsAbs(p) || !pythonBase.MatchString(filepath.Base(p)) {
+		if !filepath.IsAbs(p) || !pythonBase().MatchString(filepath.Base(p)) {
 			return Interpreter{}, errors.New("trampoline interpreter is not an absolute python")
 		}
 		return Interpreter{Path: p}, nil
-	case filepath.IsAbs(interp) && pythonBase.MatchString(filepath.Base(interp)):
+	case filepath.IsAbs(interp) && pythonBase().MatchString(filepath.Base(interp)):
 		switch len(words) {
 		case 1:
 			return Interpreter{Path: interp}, nil
 		case 2:
-			if shebangArg.MatchString(words[1]) {
+			if shebangArg().MatchString(words[1]) {
 				return Interpreter{Path: interp, Arg: words[1]}, nil
 			}
 		}

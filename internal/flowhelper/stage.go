@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
-var instanceRE = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z._-]{0,127}$`)
+var instanceRE = lazyre.New(`^[0-9A-Za-z][0-9A-Za-z._-]{0,127}$`)
 
 // privateDir makes dir (0700) if missing and refuses a symlink or a
 // non-directory there; an existing directory has group/other bits cleared.
@@ -38,7 +39,7 @@ func privateDir(dir string) error {
 // (flow-helper.md §2.3): the directory must not pre-exist (0700), the file
 // is O_CREATE|O_EXCL 0600 and fsynced. It returns the directory.
 func stage(stateDir, instance string) (string, error) {
-	if !instanceRE.MatchString(instance) {
+	if !instanceRE().MatchString(instance) {
 		return "", fmt.Errorf("invalid helper instance id")
 	}
 	if err := privateDir(stateDir); err != nil {
@@ -80,7 +81,7 @@ func Sweep(stateDir string, ownerLive func(id string) bool, now time.Time) {
 	if ents, err := os.ReadDir(filepath.Join(stateDir, "tmp")); err == nil {
 		for _, e := range ents {
 			id, ok := strings.CutPrefix(e.Name(), "helper-")
-			if !ok || !instanceRE.MatchString(id) || ownerLive(id) {
+			if !ok || !instanceRE().MatchString(id) || ownerLive(id) {
 				continue
 			}
 			p := filepath.Join(stateDir, "tmp", e.Name())
@@ -99,7 +100,7 @@ func Sweep(stateDir string, ownerLive func(id string) bool, now time.Time) {
 				continue
 			}
 			id = strings.TrimSuffix(id, ".log")
-			if !instanceRE.MatchString(id) || ownerLive(id) {
+			if !instanceRE().MatchString(id) || ownerLive(id) {
 				continue
 			}
 			p := filepath.Join(stateDir, "logs", name)

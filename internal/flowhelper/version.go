@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"regexp"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
-var versionLine = regexp.MustCompile(`^openadapt-flow (\S+)$`)
+var versionLine = lazyre.New(`^openadapt-flow (\S+)$`)
 
 // CheckRunVersion is step d′ of flow-helper.md §2.1 (decision §11.1 Q4):
 // with --flow-python, run `<words> --version` (env, 30 s) and compare its
@@ -32,7 +33,7 @@ func CheckRunVersion(ctx context.Context, words []string, env []string, dir stri
 	out, err := cmd.Output()
 	runV := "unknown"
 	if err == nil {
-		if m := versionLine.FindSubmatch(bytes.TrimRight(out, "\r\n")); m != nil {
+		if m := versionLine().FindSubmatch(bytes.TrimRight(out, "\r\n")); m != nil {
 			runV = string(m[1])
 		}
 	}

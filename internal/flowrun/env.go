@@ -1,9 +1,10 @@
 package flowrun
 
 import (
-	"regexp"
 	"runtime"
 	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // allowExact is the exact-name class of mcp-surface.md §7.6.
@@ -26,7 +27,7 @@ var allowWindows = []string{
 // OPENADAPT_FLOW_SECRET_<PARAM> and OPENADAPT_DURABLE_AUTHORITY_DB.
 var allowPrefixes = []string{"LC_", "XDG_", "OPENADAPT_"}
 
-var passEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+var passEnvName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // MaxPassEnv is the largest number of --pass-env names (mcp-surface.md §1.3
 // rule 9).
@@ -34,7 +35,7 @@ const MaxPassEnv = 32
 
 // ValidPassEnvName reports whether name is acceptable to --pass-env:
 // ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
-func ValidPassEnvName(name string) bool { return passEnvName.MatchString(name) }
+func ValidPassEnvName(name string) bool { return passEnvName().MatchString(name) }
 
 // ChildEnv returns the explicit environment of a Flow child process
 // (mcp-surface.md §7.6) from the server's environment (os.Environ() form,

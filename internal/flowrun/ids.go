@@ -3,10 +3,11 @@ package flowrun
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"regexp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
-var runIDPattern = regexp.MustCompile(`^run-[0-9a-f]{24}$`)
+var runIDPattern = lazyre.New(`^run-[0-9a-f]{24}$`)
 
 // NewRunID returns a fresh run id: "run-" + 24 lowercase hex characters from
 // 12 bytes of crypto/rand (mcp-surface.md §6.6).
@@ -18,4 +19,4 @@ func NewRunID() string {
 
 // ValidRunID reports whether s matches ^run-[0-9a-f]{24}$. It is decided from
 // the string alone, so it never touches the filesystem.
-func ValidRunID(s string) bool { return runIDPattern.MatchString(s) }
+func ValidRunID(s string) bool { return runIDPattern().MatchString(s) }

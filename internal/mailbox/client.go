@@ -450,13 +450,13 @@ func parseArgs(tool string, raw map[string]json.RawMessage) (args, bool) {
 	switch tool {
 	case "click":
 		s, present, ok := str("node_id")
-		if !present || !ok || !authoring.NodeIDRE.MatchString(s) {
+		if !present || !ok || !authoring.NodeIDRE().MatchString(s) {
 			return a, false
 		}
 		a.nodeID = s
 	case "pause_for_input":
 		s, present, ok := str("param")
-		if !ok || (present && !authoring.ParamRE.MatchString(s)) {
+		if !ok || (present && !authoring.ParamRE().MatchString(s)) {
 			return a, false
 		}
 		a.param = s

@@ -3,8 +3,9 @@ package mailbox
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // EnvelopeSchema is the command envelope's schema_version.
@@ -17,9 +18,9 @@ const MaxEnvelopeBytes = 8 << 10
 // authoring-command-v1). command_id accepts what the clients accept, wider
 // than the service's cmd_ + 26 ULID characters.
 var (
-	commandIDRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
+	commandIDRE = lazyre.New(`^[A-Za-z0-9_.:-]{1,200}$`)
 	// The contract's timestamps, with optional fractional seconds (RFC 3339).
-	timestampRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$`)
+	timestampRE = lazyre.New(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$`)
 )
 
 // The envelope's closed field set, and the fields the contract requires.
@@ -74,7 +75,7 @@ func DecodeEnvelope(raw []byte) (Envelope, error) {
 	}
 	var id string
 	if v, ok := obj["command_id"]; ok {
-		if json.Unmarshal(v, &id) != nil || !commandIDRE.MatchString(id) {
+		if json.Unmarshal(v, &id) != nil || !commandIDRE().MatchString(id) {
 			id = ""
 		}
 	}
@@ -134,7 +135,7 @@ func DecodeEnvelope(raw []byte) (Envelope, error) {
 		dst *time.Time
 	}{{"enqueued_at", &e.EnqueuedAt}, {"expires_at", &e.ExpiresAt}} {
 		s, ok := str(f.key)
-		if !ok || !timestampRE.MatchString(s) {
+		if !ok || !timestampRE().MatchString(s) {
 			return Envelope{}, bad
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)

@@ -53,12 +53,12 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		e, err := DecodeEnvelope(raw)
 		if err != nil {
-			if id, ok := isEnvelopeError(err); !ok || (id != "" && !commandIDRE.MatchString(id)) {
+			if id, ok := isEnvelopeError(err); !ok || (id != "" && !commandIDRE().MatchString(id)) {
 				t.Fatalf("error %v with id %q", err, id)
 			}
 			return
 		}
-		if len(raw) > MaxEnvelopeBytes || !commandIDRE.MatchString(e.CommandID) || !ValidPack(e.PackID) ||
+		if len(raw) > MaxEnvelopeBytes || !commandIDRE().MatchString(e.CommandID) || !ValidPack(e.PackID) ||
 			len(e.Sub) != 64 || !isLowerHex(e.Sub) || e.Args == nil || !commandStatuses[e.Status] {
 			t.Fatalf("accepted %+v", e)
 		}

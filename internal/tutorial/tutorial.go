@@ -24,13 +24,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // WorkflowID is the tutorial's fixed workflow id (mcp-surface.md §5.6).
@@ -165,9 +165,9 @@ type record struct {
 }
 
 var (
-	instanceRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
-	digestRE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	baseURLRE  = regexp.MustCompile(`^http://127\.0\.0\.1:[1-9][0-9]{0,4}/$`)
+	instanceRE = lazyre.New(`^[0-9a-f]{16}$`)
+	digestRE   = lazyre.New(`^[0-9a-f]{64}$`)
+	baseURLRE  = lazyre.New(`^http://127\.0\.0\.1:[1-9][0-9]{0,4}/$`)
 )
 
 // StatePath is the exemption record of instance in stateDir.
@@ -196,7 +196,7 @@ func Prepare(ctx context.Context, h Helper, o Options) (*Session, error) {
 	}
 	fail := func(err error) (*Session, error) { return nil, &Error{Phase: phase, Err: err} }
 
-	if !instanceRE.MatchString(o.Instance) || !filepath.IsAbs(o.RunsDir) || !filepath.IsAbs(o.StateDir) {
+	if !instanceRE().MatchString(o.Instance) || !filepath.IsAbs(o.RunsDir) || !filepath.IsAbs(o.StateDir) {
 		return fail(errors.New("tutorial: bad options"))
 	}
 	work := filepath.Join(o.RunsDir, DirName)
@@ -252,11 +252,11 @@ func checkResult(r Result, work, instance string) error {
 		return errors.New("tutorial: unexpected bundle_dir")
 	case r.DeploymentConfig != filepath.Join(work, "deployment-"+instance+".yaml"):
 		return errors.New("tutorial: unexpected deployment_config")
-	case !baseURLRE.MatchString(r.BaseURL):
+	case !baseURLRE().MatchString(r.BaseURL):
 		return errors.New("tutorial: base_url is not a loopback MockMed URL")
 	case r.URL != r.BaseURL+EntryQuery:
 		return errors.New("tutorial: unexpected url")
-	case !digestRE.MatchString(r.ContentDigest):
+	case !digestRE().MatchString(r.ContentDigest):
 		return errors.New("tutorial: bad content_digest")
 	}
 	return nil
