@@ -47,23 +47,58 @@ func newLoader(cfg *config, lim limiter) *loader {
 	return &loader{cfg: cfg, lim: lim, buf: make([]byte, 64<<10)}
 }
 
-// copy streams r into w through the loader's buffer. (io.CopyBuffer would
-// hand *os.File to its WriteTo, which allocates a fresh 32 KiB buffer per file.)
-func (l *loader) copy(w io.Writer, r io.Reader) (int64, error) {
-	var n int64
-	for {
-		k, err := r.Read(l.buf)
+// hashSized streams the regular file f, whose stat'ed size is size, into w
+// through the loader's buffer and returns the bytes read: at most size+1, so a
+// file that grows while being read is noticed (the caller's hash or length
+// check then fails) and never read without bound. A regular file that returns
+// fewer bytes than asked has reached its end, and the last request asks for
+// one byte more than remains, so a file that did not change costs no extra
+// read to see EOF. (io.CopyBuffer would hand *os.File to its WriteTo, which
+// allocates a fresh 32 KiB buffer per file.)
+func (l *loader) hashSized(w io.Writer, f *os.File, size int64) (int64, error) {
+	var total int64
+	for total <= size {
+		want := min(int64(len(l.buf)), size-total+1)
+		k, err := f.Read(l.buf[:want])
 		if k > 0 {
 			w.Write(l.buf[:k])
-			n += int64(k)
+			total += int64(k)
 		}
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
+		switch {
+		case err == io.EOF:
+			return total, nil
+		case err != nil:
+			return total, err
+		case total >= size && int64(k) < want:
+			return total, nil // the short read is the end
+		case k == 0:
+			return total, io.ErrNoProgress
 		}
 	}
+	return total, nil
+}
+
+// readSized reads the regular file f of stat'ed size into a new buffer of
+// size+1 bytes (the spare byte notices growth), normally in one read: a short
+// read at the stat'ed size is the end of the file.
+func readSized(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, size+1)
+	n := 0
+	for n < len(data) {
+		k, err := f.Read(data[n:])
+		n += k
+		switch {
+		case err == io.EOF:
+			return data[:n], nil
+		case err != nil:
+			return data[:n], err
+		case int64(n) >= size && n < len(data):
+			return data[:n], nil
+		case k == 0:
+			return data[:n], io.ErrNoProgress
+		}
+	}
+	return data[:n], nil
 }
 
 func (b *Bundle) fail(e *Error) {
@@ -273,7 +308,7 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 // Failures are invalid_json (the content cannot be read as JSON), or
 // unsafe_path for a symlink.
 func readCapped(path, rel string) ([]byte, *Error) {
-	f, err := openNoFollow(path)
+	f, fi, err := openNoFollow(path)
 	if errors.Is(err, errIsSymlink) {
 		return nil, newErr(KindUnsafePath, "%s is a symlink", rel)
 	}
@@ -284,10 +319,6 @@ func readCapped(path, rel string) ([]byte, *Error) {
 		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
-	}
 	if !fi.Mode().IsRegular() {
 		return nil, newErr(KindInvalidJSON, "%s is not a regular file", rel)
 	}
@@ -295,12 +326,7 @@ func readCapped(path, rel string) ([]byte, *Error) {
 		return nil, newErr(KindInvalidJSON, "%s exceeds %d bytes", rel, maxJSONSize)
 	}
 	// Read exactly the stat'ed size plus one byte, to notice growth.
-	data := make([]byte, fi.Size()+1)
-	k, err := io.ReadFull(f, data)
-	data = data[:k]
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
+	data, err := readSized(f, fi.Size())
 	if err != nil {
 		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
 	}
@@ -455,7 +481,7 @@ func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bo
 		}
 		dirOK[cur] = true
 	}
-	f, err := openNoFollow(filepath.Join(cur, parts[len(parts)-1]))
+	f, fi, err := openNoFollow(filepath.Join(cur, parts[len(parts)-1]))
 	switch {
 	case errors.Is(err, errIsSymlink):
 		return newErr(KindUnsafePath, "listed asset %d (%s) is a symlink", i, safeRel(fe.rel))
@@ -467,11 +493,11 @@ func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bo
 		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if !fi.Mode().IsRegular() {
 		return newErr(KindAssetMissing, "listed asset %d (%s) is not a regular file", i, safeRel(fe.rel))
 	}
 	h := sha256.New()
-	if _, err := l.copy(h, f); err != nil {
+	if _, err := l.hashSized(h, f, fi.Size()); err != nil {
 		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
 	}
 	var sum [sha256.Size]byte
@@ -620,22 +646,21 @@ func (l *loader) sealedBundleVersion(dir string) (string, *Error) {
 		h.Write(n[:])
 	}
 	for _, f := range files {
-		fh, err := openNoFollow(f.abs)
+		fh, fi, err := openNoFollow(f.abs)
 		if errors.Is(err, errIsSymlink) {
 			return "", newErr(KindUnsafePath, "symlink in sealed bundle")
 		}
 		if err != nil {
 			return "", nil
 		}
-		fi, err := fh.Stat()
-		if err != nil || !fi.Mode().IsRegular() {
+		if !fi.Mode().IsRegular() {
 			fh.Close()
 			return "", nil
 		}
 		putU64(uint64(len(f.rel)))
 		h.Write([]byte(f.rel))
 		putU64(uint64(fi.Size()))
-		got, err := l.copy(h, io.LimitReader(fh, fi.Size()+1))
+		got, err := l.hashSized(h, fh, fi.Size())
 		fh.Close()
 		if err != nil || got != fi.Size() {
 			return "", nil // changed while reading
@@ -663,11 +688,11 @@ func (b *Bundle) setFallbackID(plainOK, sealedOK bool) {
 		if !m.ok {
 			continue
 		}
-		f, err := openNoFollow(filepath.Join(b.Dir, m.name))
+		f, fi, err := openNoFollow(filepath.Join(b.Dir, m.name))
 		if err != nil {
 			continue
 		}
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Mode().IsRegular() {
 			h.Write([]byte(m.name))
 			io.Copy(h, f)
 		}

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 
@@ -15,14 +16,15 @@ var anyAsset = fsutil.Limit{Kind: "bundle file", Max: math.MaxInt64}
 // openNoFollow opens path for reading through the project's one bounded
 // open (internal/fsutil): a final symlink is errIsSymlink, a FIFO, socket,
 // device or folder is errNotRegular (refused without blocking: the open is
-// non-blocking and the type is checked on the opened descriptor).
-func openNoFollow(path string) (*os.File, error) {
-	f, _, err := fsutil.Open(path, anyAsset, fsutil.NoFollow)
+// non-blocking and the type is checked on the opened descriptor). fi is the
+// opened file's, so callers need no second fstat.
+func openNoFollow(path string) (*os.File, fs.FileInfo, error) {
+	f, fi, err := fsutil.Open(path, anyAsset, fsutil.NoFollow)
 	switch {
 	case errors.Is(err, fsutil.ErrSymlink):
-		return nil, errIsSymlink
+		return nil, nil, errIsSymlink
 	case errors.Is(err, fsutil.ErrNotRegular):
-		return nil, errNotRegular
+		return nil, nil, errNotRegular
 	}
-	return f, err
+	return f, fi, err
 }
