@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"sync"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // TutorialRequest is tutorial.prepare's request (flow-helper.md §3.3), with
@@ -44,7 +45,7 @@ type TutorialResult struct {
 // progress frames, in order; a failure is reported at the last one seen.
 var TutorialPhases = []string{"lock", "mockmed", "verify", "replace", "record", "compile", "certify", "deployment"}
 
-var tutorialInstanceRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var tutorialInstanceRE = lazyre.New(`^[0-9a-f]{16}$`)
 
 // PrepareTutorial sends tutorial.prepare (once per helper). progress, when
 // not nil, is called for each progress frame, in order, on the helper's
@@ -54,7 +55,7 @@ var tutorialInstanceRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
 // (internal/tutorial_failed: details only in the protected log;
 // unavailable/flow_*; invalid/bad_request) or a [*TransportError].
 func (h *Helper) PrepareTutorial(ctx context.Context, req TutorialRequest, progress func(TutorialProgress)) (TutorialResult, error) {
-	if !tutorialInstanceRE.MatchString(req.Instance) {
+	if !tutorialInstanceRE().MatchString(req.Instance) {
 		return TutorialResult{}, errors.New("flow helper tutorial.prepare: the instance must be 16 lowercase hex")
 	}
 	var (
