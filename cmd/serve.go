@@ -72,7 +72,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.BoolVar(&o.AllowRun, "allow-run", false, "register one governed run tool per available workflow")
 	f.BoolVar(&o.AllowProtectedExport, "allow-protected-export", false, "DANGER: add raw labels, recorded values, intents, local paths, report bodies and Flow output to results; only for a client inside the same protected data boundary")
 	f.BoolVar(&o.AllowSyntheticRecordedDefaults, "allow-synthetic-recorded-defaults", false, "DEMO ONLY: omitted parameters fall back to recorded values inside Flow (requires --allow-run)")
-	f.BoolVar(&o.AllowAttendedActions, "allow-attended-actions", false, "register the attended Reject/Teach/Escalate actions (Continue and Skip also need --config); not available in this build")
+	f.BoolVar(&o.AllowAttendedActions, "allow-attended-actions", false, "register the attended Reject/Teach/Escalate actions through the Flow-side helper (Continue and Skip also need --config with a headed web deployment)")
 	f.StringVar(&o.URL, "url", "", "target URL passed to every flow run")
 	f.StringVar(&o.Config, "config", "", "deployment config YAML, forwarded to flow run and certify")
 	f.StringVar(&o.Policy, "policy", "", "policy name or path, forwarded to flow run and certify")
@@ -81,8 +81,8 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.BoolVar(&o.AllowURLOverride, "allow-url-override", false, "permit a per-call url argument")
 	f.StringVar(&o.FlowCLI, "flow-cli", "openadapt-flow", "Flow command prefix (POSIX shell quoting, no expansion)")
 	f.StringArrayVar(&o.ExtraRunArgs, "extra-run-arg", nil, "argument appended verbatim to every flow run (repeatable; use --extra-run-arg=--flag)")
-	f.BoolVar(&o.Headed, "headed", false, "visible browser (reserved for attended and tutorial runs; no effect in this build)")
-	f.BoolVar(&o.AllowModelGrounding, "allow-model-grounding", false, "applies only to the attended deployment config (no effect in this build)")
+	f.BoolVar(&o.Headed, "headed", false, "visible browser for the attended live session (overrides deployment.backend.headed to true)")
+	f.BoolVar(&o.AllowModelGrounding, "allow-model-grounding", false, "let the attended live session use model grounding (overrides runtime.allow_model_grounding to true)")
 	f.BoolVar(&o.Tutorial, "tutorial", false, "serve the synthetic MockMed tutorial; not available in this build")
 	f.BoolVar(&o.Authoring, "authoring", false, "register the authoring tools; not available in this build")
 	f.StringVar(&o.ToolMode, "tool-mode", "per-workflow", "per-workflow or catalog (search_workflows + run_workflow, for large bundle sets)")
@@ -90,5 +90,6 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass one more environment variable to Flow (repeatable, at most 32)")
 	f.StringVar(&o.AuditLog, "audit-log", "", "audit log path, or off (default <runs-dir>/.openadapt-agent/audit.jsonl)")
 	f.StringVar(&o.Ledger, "ledger", "", "admission ledger file or evidence-root directory (default: the embedded snapshot)")
+	f.StringVar(&o.FlowPython, "flow-python", "", "Python interpreter of the Flow install for the Flow-side helper (default: from the openadapt-flow script's shebang)")
 	return c
 }

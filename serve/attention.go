@@ -17,7 +17,9 @@ func (s *Server) listAttention(context.Context, *toolCall) (any, *failure) {
 	if items == nil {
 		items = []attention.Item{}
 	}
-	return queueP{OpenCount: len(items), Items: items}, nil
+	// The wrapper fields follow helper liveness (flow-helper.md §2.9).
+	enabled := s.opts.AllowAttendedActions && s.helper.alive()
+	return queueP{OpenCount: len(items), ActionsEnabled: enabled, LiveActionsReady: enabled && s.helper.live, Items: items}, nil
 }
 
 // attentionIDNotFound makes a malformed id string one more "not found"

@@ -141,6 +141,9 @@ func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler 
 		if f != nil {
 			return failed(rec, f), nil
 		}
+		if raw, ok := body.(rawResult); ok && e.rawResult {
+			return raw.res, nil
+		}
 		compactJSON, err := encodeJSON(body, false)
 		if err != nil {
 			s.log.Error("result did not encode", "tool", e.name)

@@ -13,10 +13,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 
 func TestMain(m *testing.M) {
 	fakeflow.RunIfInvoked()
+	fakehelper.RunIfInvoked()
 	progressEvery = 100 * time.Millisecond
 	os.Exit(m.Run())
 }

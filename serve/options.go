@@ -41,6 +41,7 @@ type Options struct {
 	PassEnv                        []string
 	AuditLog                       string // path, "off", or "" for the default
 	Ledger                         string
+	FlowPython                     string // --flow-python: the helper's interpreter
 
 	// Version is the agent version reported in serverInfo and the banner.
 	Version string
@@ -144,6 +145,10 @@ func validate(o Options) (*prepared, error) {
 	if len(o.PassEnv) > flowrun.MaxPassEnv {
 		return nil, configErrorf("--pass-env accepts at most %d names", flowrun.MaxPassEnv)
 	}
+	// --flow-python only with a flag that starts the helper (§12.15).
+	if o.FlowPython != "" && !o.AllowAttendedActions && !tutorial && !o.Authoring {
+		return nil, configErrorf("--flow-python requires --allow-attended-actions, --tutorial, or --authoring")
+	}
 	p := &prepared{}
 	// 10.
 	runsDir, err := prepareRunsDir(o.RunsDir)
@@ -189,8 +194,6 @@ func validate(o Options) (*prepared, error) {
 	}
 	// 14. Phase availability: D1 ships none of these.
 	switch {
-	case o.AllowAttendedActions:
-		return fail(configErrorf("--allow-attended-actions is not available in this build"))
 	case tutorial:
 		return fail(configErrorf("--tutorial is not available in this build"))
 	case o.Authoring:

@@ -49,6 +49,11 @@ type Server struct {
 	// testOnlyPanic, when set, makes the named tool panic (tests of the
 	// internal_error path).
 	testOnlyPanic string
+
+	// helper is the Flow-side helper (nil unless a flag needs it).
+	helper         *helperState
+	states         stateKeeper
+	operatorWarned sync.Once
 }
 
 // New validates opts (mcp-surface.md §1.3) and performs the startup sequence
@@ -117,6 +122,13 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	if _, err := s.resolveFlow(); err != nil {
 		s.flowMissing = true
 	}
+	// 11. the Flow-side helper (flow-helper.md §2.1).
+	if opts.needsHelper() {
+		if err := s.startHelper(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	// 12. tools
 	s.buildMCP()
 	return s, nil
@@ -132,9 +144,11 @@ func (s *Server) Banner() string {
 		return off
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions disabled; live Continue/Skip not configured; protected MCP export %s; synthetic recorded defaults %s; tutorial disabled; authoring disabled",
+	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions %s; live Continue/Skip %s; protected MCP export %s; synthetic recorded defaults %s; tutorial disabled; authoring disabled",
 		s.opts.Version, len(s.cat.workflows),
 		onOff(s.opts.AllowRun, "enabled", "disabled"),
+		onOff(s.helper != nil && s.opts.AllowAttendedActions, "enabled", "disabled"),
+		onOff(s.helper != nil && s.helper.live, "ready", "not configured"),
 		onOff(s.opts.AllowProtectedExport, "ENABLED", "disabled"),
 		onOff(s.opts.AllowSyntheticRecordedDefaults, "ENABLED", "disabled"))
 	fmt.Fprintf(&b, "; tool mode %s; admission gate %s", s.opts.ToolMode, s.gateName())
@@ -176,6 +190,7 @@ func (s *Server) MCPServer() *mcp.Server { return s.mcp }
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.runs.shutdown()
+		s.closeHelper()
 		s.releaseOwner()
 		s.audit.close()
 	})

@@ -77,6 +77,8 @@ type toolEntry struct {
 	output *jsonschema.Resolved
 	run    bool
 	handle mcp.ToolHandler
+	// rawResult: see toolDef.rawResult.
+	rawResult bool
 }
 
 // toolDef describes a tool to register.
@@ -90,6 +92,11 @@ type toolDef struct {
 	// precheck, for a read tool, decides a failure from the raw arguments
 	// before the input schema is checked (nil: none).
 	precheck func(args map[string]any, input *jsonschema.Resolved) *failure
+	// ann overrides the READ annotations of a non-run tool (attended).
+	ann *mcp.ToolAnnotations
+	// rawResult: the handler may return a rawResult body (attended tools'
+	// 2026-07-28 input-required answer).
+	rawResult bool
 }
 
 // buildMCP creates the go-sdk server and registers the tools in §4.2 order.
@@ -138,6 +145,7 @@ func (s *Server) registerTools() {
 	s.addTool(toolDef{name: toolGetAttention, title: "Get Needs Attention item",
 		desc:  "Reloads one Needs Attention card by opaque id before an operator decision. Use the newly returned capability digest; stale digests are refused.",
 		input: inputGetAttention, success: attentionSchema, precheck: attentionIDNotFound}, s.getAttention)
+	s.registerAttended()
 	if !s.opts.AllowRun {
 		return
 	}
@@ -221,10 +229,13 @@ func (s *Server) addTool(d toolDef, h toolHandler) {
 		t.Annotations = annRun
 		t.Meta = mcp.Meta{"requires_seal": true}
 	} else {
+		if d.ann != nil {
+			t.Annotations = d.ann
+		}
 		// Run arguments are validated by their handler (§5.6 order).
 		h = checkArguments(resolveSchema(d.input), d.precheck, h)
 	}
-	e := &toolEntry{name: d.name, rank: len(s.list), tool: t, inRaw: d.input, outRaw: out, output: resolved, run: d.run}
+	e := &toolEntry{name: d.name, rank: len(s.list), tool: t, inRaw: d.input, outRaw: out, output: resolved, run: d.run, rawResult: d.rawResult}
 	e.handle = s.toolMiddleware(e, decodeArguments(h))
 	s.tools[d.name] = e
 	s.list = append(s.list, e)

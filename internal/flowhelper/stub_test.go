@@ -20,7 +20,6 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
 
-
 var (
 	stubPythonOnce sync.Once
 	stubPython     string

@@ -1,0 +1,23 @@
+package attention
+
+// RunDir returns the run directory (root joined with its scanned relative
+// path) whose attention id is id, whether or not it still produces an item.
+// Only a directory a fresh scan yields, resolving strictly inside the root,
+// is returned, so a crafted id never names a path. serve uses it only for a
+// byte-identical attended replay after an item closed (flow-helper.md §6,
+// decision §12.8): it reads, never writes, Flow's decision projection there.
+func RunDir(root, id string) (string, bool) {
+	if !idPattern.MatchString(id) {
+		return "", false
+	}
+	s, ok := newScanner(root)
+	if !ok {
+		return "", false
+	}
+	for _, rel := range s.runDirs() {
+		if ID(rel) == id {
+			return s.inside(rel)
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,18 @@
+//go:build !unix
+
+package fakehelper
+
+import "testing"
+
+// Name is the fake's executable name.
+const Name = "python3"
+
+// RunIfInvoked does nothing: the fake helper speaks POSIX fds only.
+func RunIfInvoked() {}
+
+// Install skips the test: the fake helper is POSIX-only (attended actions
+// are exercised on Linux only, flow-helper.md §11.1 Q5).
+func Install(t testing.TB) string {
+	t.Skip("fakehelper: POSIX only")
+	return ""
+}
