@@ -305,7 +305,7 @@ def op_hello(req):
             and _importable("openadapt_flow.mockmed.fault_server")
             and _importable("openadapt_flow.compiler")
         )
-        caps["authoring"] = _find_spec("openadapt_flow.authoring")
+        caps["authoring"] = _authoring_module() is not None
     STATE.hello_done = True
     return {
         "protocol": PROTOCOL,
@@ -616,17 +616,449 @@ def op_attended_replay(req):
 
 
 # ---------------------------------------------------------------- authoring (u15)
-# authoring.probe is part of the core; the authoring.* session ops
-# (flow-helper.md 12.2) are added here by the authoring delivery.
+# The authoring.* ops (flow-helper.md 12.2; defined in docs/authoring.md).
+# One Flow authoring session per helper, opened by authoring.open and used by
+# one op per mcp-surface.md 10.2 tool. Every session call runs on one owner
+# thread (Playwright's sync objects are thread-affine). Results carry only
+# the fields the tool's outputSchema allows; Go projects them again (the
+# observe projection and the PHI filter are built in Go). No op ever returns,
+# logs or raises text the person or the agent typed.
+
+AUTHORING_BACKENDS = ("web", "macos", "linux", "windows", "rdp", "citrix")
+AUTHORING_COACH_ONLY = ("windows", "rdp", "citrix")
+AUTHORING_CODES = (
+    "stale_node", "in_flight", "coach_only", "not_recording", "not_paused",
+    "missing_secret_type", "admit_refused", "not_compiled",
+)
+NODE_ID = re.compile(r"^n_[0-9a-f]{8}$")
+PARAM = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+WORKFLOW_ID = re.compile(r"^wf_[A-Za-z0-9_-]{8,64}$")
+OBSERVE_KEYS = ("backend", "provider", "recording", "agent_drive", "coach_only", "truncated")
+NODE_KEYS = ("node_id", "role", "control_type", "class_name", "automation_id", "name", "enabled", "focused")
+MAX_TREE = 200
+MAX_LABEL = 200
+
+
+class AuthoringState:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.opening = False
+        self.session = None
+        self.backend_kind = None
+        self.owner = None  # ThreadPoolExecutor(max_workers=1)
+        self.paused = None  # {"node_id", "param", "secret"} while a pause is open
+        self.secret_untyped = False
+        self.hint = None
+
+
+AUTHORING = AuthoringState()
+
+
+def _authoring_module():
+    """openadapt_flow.authoring when it imports and exposes open_session or
+    AuthoringSession; else None. An import, not find_spec: a module that is
+    present but unusable is not a session."""
+    if not _find_spec("openadapt_flow.authoring"):
+        return None
+    try:
+        import openadapt_flow.authoring as mod
+    except Exception:
+        log("import openadapt_flow.authoring failed:\n" + traceback.format_exc())
+        return None
+    if callable(getattr(mod, "open_session", None)) or callable(getattr(mod, "AuthoringSession", None)):
+        return mod
+    return None
 
 
 def op_authoring_probe(req):
     _check_fields(req, {})
     require_flow()
-    return {"importable": _find_spec("openadapt_flow.authoring")}
+    return {"importable": _authoring_module() is not None}
 
 
-AUTHORING_OPS = {}
+def _on_owner(fn):
+    """Run fn on the session's owner thread and return its result."""
+    owner = AUTHORING.owner
+    if owner is None:
+        raise HelperError("invalid", "not_open")
+    return owner.submit(fn).result()
+
+
+def _code_of(exc):
+    code = getattr(exc, "code", None)
+    if isinstance(code, str):
+        code = code.strip().lower()
+        if code in AUTHORING_CODES:
+            return code
+    if type(exc).__name__ == "CoachOnlyError":
+        return "coach_only"
+    return None
+
+
+def _session_call(method, *, dispatched_on_error=False, quiet=False, **kwargs):
+    """Call session.method on the owner thread. A refusal the session
+    signals (an exception or an {"error": code} result naming an authoring
+    code) becomes refused/<code>; anything else is internal, or uncertain
+    when the call may already have acted (dispatched_on_error)."""
+    sess = AUTHORING.session
+    if sess is None:
+        raise HelperError("invalid", "not_open")
+    fn = getattr(sess, method, None)
+    if not callable(fn):
+        raise HelperError("unavailable", "authoring_unavailable")
+
+    def run():
+        return fn(**kwargs)
+
+    try:
+        result = _on_owner(run)
+    except HelperError:
+        raise
+    except Exception as exc:
+        code = _code_of(exc)
+        if code is not None:
+            raise HelperError("refused", code, exc)
+        if quiet:
+            # The message or traceback could hold the typed text.
+            log("authoring " + method + " failed: " + _qualname(type(exc)))
+        else:
+            log("authoring " + method + " failed:\n" + traceback.format_exc())
+        if dispatched_on_error:
+            raise HelperError("uncertain", None, exc, True)
+        raise HelperError("internal", None, exc)
+    if isinstance(result, dict):
+        err = result.get("error")
+        if isinstance(err, str) and err.strip().lower() in AUTHORING_CODES:
+            raise HelperError("refused", err.strip().lower())
+        if result.get("status") == "error":
+            if dispatched_on_error:
+                raise HelperError("uncertain", None, None, True)
+            raise HelperError("internal", None)
+    return result
+
+
+def _refuse_coach_only():
+    if AUTHORING.backend_kind in AUTHORING_COACH_ONLY:
+        raise HelperError("refused", "coach_only")
+
+
+def _int_or_null(v):
+    return v is None or (type(v) is int and -(2 ** 31) <= v < 2 ** 31)
+
+
+def _str_or_null(pattern):
+    return lambda v: v is None or (isinstance(v, str) and pattern.match(v) is not None)
+
+
+def op_authoring_open(req):
+    _check_fields(req, {
+        "backend_kind": one_of(*AUTHORING_BACKENDS),
+        "url": is_url_or_null,
+        "headed": is_bool,
+        "out_dir": is_abs_path,
+    })
+    require_flow()
+    mod = _authoring_module()
+    if mod is None:
+        raise HelperError("unavailable", "authoring_unavailable")
+    with AUTHORING.lock:
+        if AUTHORING.session is not None or AUTHORING.opening:
+            raise HelperError("invalid", "already_open")
+        AUTHORING.opening = True
+    owner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openadapt-authoring")
+    try:
+        kind = req["backend_kind"]
+
+        def build():
+            import pathlib
+
+            out_dir = pathlib.Path(req["out_dir"])
+            opts = {"backend_kind": kind, "app_url": req["url"], "headed": req["headed"]}
+            opener = getattr(mod, "open_session", None)
+            if callable(opener):
+                return opener(out_dir=out_dir, **opts)
+            return mod.AuthoringSession(None, out_dir, **opts)
+
+        try:
+            sess = owner.submit(build).result()
+        except Exception as exc:
+            log("authoring.open failed:\n" + traceback.format_exc())
+            if _code_of(exc) == "coach_only":
+                raise HelperError("refused", "coach_only", exc)
+            raise HelperError("unavailable", "authoring_unavailable", exc)
+        with AUTHORING.lock:
+            AUTHORING.session = sess
+            AUTHORING.backend_kind = kind
+            AUTHORING.owner = owner
+        owner = None
+        return {
+            "backend_kind": kind,
+            "coach_only": kind in AUTHORING_COACH_ONLY or getattr(sess, "coach_only", False) is True,
+            "admit": callable(getattr(sess, "admit", None)),
+        }
+    finally:
+        with AUTHORING.lock:
+            AUTHORING.opening = False
+        if owner is not None:
+            owner.shutdown(wait=False)
+
+
+def _label(v):
+    if isinstance(v, str) and len(v) <= MAX_LABEL:
+        return v
+    return None
+
+
+def _bounds(v):
+    if not isinstance(v, dict):
+        return None
+    out = {}
+    for k in ("x", "y", "w", "h"):
+        n = v.get(k)
+        if isinstance(n, bool) or not isinstance(n, (int, float)) or n != n or n in (float("inf"), float("-inf")):
+            return None
+        out[k] = n
+    return out
+
+
+def op_authoring_observe(req):
+    """The session's observation, allowlisted (Go builds observe/v1)."""
+    _check_fields(req, {})
+    raw = _session_call("observe")
+    if not isinstance(raw, dict):
+        raw = {}
+    out = {}
+    for k in OBSERVE_KEYS:
+        v = raw.get(k)
+        if k in ("backend", "provider"):
+            out[k] = v if isinstance(v, str) and len(v) <= 32 else None
+        else:
+            out[k] = v if isinstance(v, bool) else None
+    window = raw.get("window")
+    out["window"] = None
+    if isinstance(window, dict):
+        out["window"] = {"process_name": _label(window.get("process_name")), "bounds": _bounds(window.get("bounds"))}
+    tree = raw.get("tree")
+    nodes = []
+    if isinstance(tree, list):
+        for item in tree:
+            if len(nodes) == MAX_TREE:
+                out["truncated"] = True
+                break
+            if not isinstance(item, dict):
+                continue
+            node = {k: _label(item.get(k)) for k in NODE_KEYS if k not in ("enabled", "focused")}
+            node["enabled"] = item.get("enabled") if isinstance(item.get("enabled"), bool) else None
+            node["focused"] = item.get("focused") if isinstance(item.get("focused"), bool) else None
+            node["bounds"] = _bounds(item.get("bounds"))
+            nodes.append(node)
+    out["tree"] = nodes
+    return out
+
+
+def op_authoring_start_record(req):
+    _check_fields(req, {})
+    _refuse_coach_only()
+    _session_call("start_record")
+    return {"status": "recording"}
+
+
+def op_authoring_click(req):
+    _check_fields(req, {"node_id": _str_or_null(NODE_ID), "x": _int_or_null, "y": _int_or_null})
+    has_node = req["node_id"] is not None
+    has_point = req["x"] is not None and req["y"] is not None
+    if has_node == has_point or ((req["x"] is None) != (req["y"] is None)):
+        raise bad_request()
+    _refuse_coach_only()
+    kwargs = {"node_id": req["node_id"]} if has_node else {"x": req["x"], "y": req["y"]}
+    _session_call("click", dispatched_on_error=True, **kwargs)
+    return {"status": "ok"}
+
+
+def op_authoring_halt(req):
+    _check_fields(req, {})
+    _session_call("halt")
+    AUTHORING.paused = None
+    return {"status": "halted"}
+
+
+def op_authoring_type(req):
+    """Agent-driven typing (local stdio only). The text goes to the session
+    and nowhere else: not the result, not the log, not an error."""
+    _check_fields(req, {
+        "text": lambda v: isinstance(v, str) and 0 < len(v) <= 4096,
+        "param": _str_or_null(PARAM),
+        "node_id": _str_or_null(NODE_ID),
+    })
+    _refuse_coach_only()
+    kwargs = {"text": req["text"]}
+    if req["param"] is not None:
+        kwargs["param"] = req["param"]
+    if req["node_id"] is not None:
+        kwargs["node_id"] = req["node_id"]
+    method = "type_text" if callable(getattr(AUTHORING.session, "type_text", None)) else "type"
+    _session_call(method, dispatched_on_error=True, quiet=True, **kwargs)
+    return {"status": "ok"}
+
+
+def op_authoring_pause_for_input(req):
+    _check_fields(req, {"node_id": _str_or_null(NODE_ID), "param": _str_or_null(PARAM), "secret": is_bool})
+    if AUTHORING.paused is not None:
+        raise HelperError("refused", "in_flight")
+    kwargs = {k: req[k] for k in ("node_id", "param") if req[k] is not None}
+    if req["secret"]:
+        kwargs["secret"] = True
+    _session_call("pause_for_input", **kwargs)
+    AUTHORING.paused = {"node_id": req["node_id"], "param": req["param"], "secret": req["secret"]}
+    if req["secret"]:
+        AUTHORING.secret_untyped = True
+    return {"status": "paused"}
+
+
+def op_authoring_continue_input(req):
+    """Record what the person typed during the pause with record_observed on
+    the pause target, never type_text: while this runs, the session's
+    type_text raises."""
+    _check_fields(req, {})
+    target = AUTHORING.paused
+    if target is None:
+        raise HelperError("refused", "not_paused")
+    sess = AUTHORING.session
+    if sess is None:
+        raise HelperError("invalid", "not_open")
+
+    def forbidden(*_a, **_k):
+        raise RuntimeError("continue_input must not type")
+
+    def run():
+        original = sess.__dict__.get("type_text") if hasattr(sess, "__dict__") else None
+        had_attr = hasattr(sess, "type_text")
+        if had_attr:
+            sess.type_text = forbidden
+        try:
+            if callable(getattr(sess, "continue_input", None)):
+                return sess.continue_input()
+            if callable(getattr(sess, "record_observed", None)):
+                kwargs = {"event": {"kind": "type"}}
+                if target["node_id"] is not None:
+                    kwargs["node_id"] = target["node_id"]
+                if target["param"] is not None:
+                    kwargs["param"] = target["param"]
+                if target["secret"]:
+                    kwargs["secret"] = True
+                return sess.record_observed(**kwargs)
+            raise HelperError("unavailable", "authoring_unavailable")
+        finally:
+            if had_attr:
+                if original is not None:
+                    sess.type_text = original
+                else:
+                    try:
+                        del sess.type_text
+                    except AttributeError:
+                        pass
+
+    try:
+        _on_owner(run)
+    except HelperError:
+        raise
+    except Exception as exc:
+        code = _code_of(exc)
+        if code is not None:
+            raise HelperError("refused", code, exc)
+        log("authoring continue_input failed:\n" + traceback.format_exc())
+        raise HelperError("internal", None, exc)
+    AUTHORING.paused = None
+    if target["secret"]:
+        AUTHORING.secret_untyped = False
+    return {"recorded": True}
+
+
+def op_authoring_stop_record(req):
+    _check_fields(req, {})
+    _session_call("stop_record")
+    return {"status": "stopped"}
+
+
+def op_authoring_compile(req):
+    """compile never reports VERIFIED or success: the draft needs a human
+    admit. A secret pause that was never typed refuses."""
+    _check_fields(req, {})
+    if AUTHORING.secret_untyped:
+        raise HelperError("refused", "missing_secret_type")
+    raw = _session_call("compile")
+    wid = raw.get("workflow_id") if isinstance(raw, dict) else None
+    return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.match(wid) else None}
+
+
+def op_authoring_admit(req):
+    """The human's one-token admit (Go has already checked the token and
+    elicited the person). A session without admit refuses: nothing is minted,
+    no Seal, no ledger row."""
+    _check_fields(req, {"confirm": lambda v: v is None or isinstance(v, (str, bool))})
+    if not callable(getattr(AUTHORING.session, "admit", None)):
+        raise HelperError("unavailable", "authoring_unavailable")
+    raw = _session_call("admit", confirm=req["confirm"])
+    wid = raw.get("workflow_id") if isinstance(raw, dict) else None
+    return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.match(wid) else None}
+
+
+def op_authoring_set_coach(req):
+    _check_fields(req, {"hint": lambda v: isinstance(v, str) and 0 < len(v) <= 80})
+    if callable(getattr(AUTHORING.session, "set_coach", None)):
+        _session_call("set_coach", hint=req["hint"])
+    elif AUTHORING.session is None:
+        raise HelperError("invalid", "not_open")
+    AUTHORING.hint = req["hint"]
+    return {"status": "ok"}
+
+
+def op_authoring_get_coach(req):
+    _check_fields(req, {})
+    hint = AUTHORING.hint
+    if callable(getattr(AUTHORING.session, "get_coach", None)):
+        raw = _session_call("get_coach")
+        hint = raw.get("hint") if isinstance(raw, dict) else raw
+    elif AUTHORING.session is None:
+        raise HelperError("invalid", "not_open")
+    return {"hint": hint if isinstance(hint, str) and len(hint) <= MAX_LABEL else None}
+
+
+def authoring_close():
+    """Close the session at shutdown (its browser, its recorder)."""
+    with AUTHORING.lock:
+        sess, owner = AUTHORING.session, AUTHORING.owner
+        AUTHORING.session = AUTHORING.owner = None
+    closed = False
+    if sess is not None and callable(getattr(sess, "close", None)):
+        try:
+            if owner is not None:
+                owner.submit(sess.close).result(timeout=5)
+            else:
+                sess.close()
+            closed = True
+        except Exception:
+            log("authoring session close failed:\n" + traceback.format_exc())
+    if owner is not None:
+        owner.shutdown(wait=False)
+    return closed
+
+
+AUTHORING_OPS = {
+    "authoring.open": op_authoring_open,
+    "authoring.observe": op_authoring_observe,
+    "authoring.start_record": op_authoring_start_record,
+    "authoring.click": op_authoring_click,
+    "authoring.halt": op_authoring_halt,
+    "authoring.type": op_authoring_type,
+    "authoring.pause_for_input": op_authoring_pause_for_input,
+    "authoring.continue_input": op_authoring_continue_input,
+    "authoring.stop_record": op_authoring_stop_record,
+    "authoring.compile": op_authoring_compile,
+    "authoring.admit": op_authoring_admit,
+    "authoring.set_coach": op_authoring_set_coach,
+    "authoring.get_coach": op_authoring_get_coach,
+}
 
 
 # ---------------------------------------------------------------- tutorial (t14)
@@ -993,6 +1425,10 @@ def shutdown(drain_s):
             service_closed = True
         except Exception:
             log("service.close failed:\n" + traceback.format_exc())
+    try:
+        authoring_close()
+    except Exception:
+        log("authoring close failed:\n" + traceback.format_exc())
     mockmed_stopped = False
     stop = STATE.mockmed_stop
     STATE.mockmed_stop = None

@@ -1,0 +1,149 @@
+package flowhelper
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// The helper's authoring ops (flow-helper.md §12.2; defined in
+// docs/authoring.md): authoring.open and one closed op per
+// mcp-surface.md §10.2 tool that reaches the session. get_command_result and
+// bind_status are server state and never reach the helper.
+
+func init() {
+	// The refusal reasons of the authoring ops (docs/authoring.md).
+	for _, r := range []string{"stale_node", "in_flight", "coach_only", "not_recording", "not_paused",
+		"missing_secret_type", "admit_refused", "not_compiled"} {
+		knownReasons[r] = true
+	}
+}
+
+// Deadlines of the authoring ops. A click or type through Playwright
+// answers in seconds; compile and admit run Flow's compiler.
+const (
+	authoringOpDeadline      = 120 * time.Second
+	authoringCompileDeadline = 600 * time.Second
+)
+
+// AuthoringOpenRequest opens the helper's one authoring session.
+type AuthoringOpenRequest struct {
+	BackendKind string  `json:"backend_kind"` // web, macos, linux, windows, rdp, citrix
+	URL         *string `json:"url"`
+	Headed      bool    `json:"headed"`
+	OutDir      string  `json:"out_dir"` // absolute: <state>/authoring/<instance>
+}
+
+// AuthoringInfo is authoring.open's answer.
+type AuthoringInfo struct {
+	BackendKind string
+	CoachOnly   bool // start_record, click and type refuse with coach_only
+	Admit       bool // the session has admit
+}
+
+// OpenAuthoring runs authoring.open. Errors: [*Error]
+// unavailable/authoring_unavailable (no usable openadapt_flow.authoring, or
+// the session could not be built), refused/coach_only, invalid/already_open,
+// or a [*TransportError].
+func (h *Helper) OpenAuthoring(ctx context.Context, req AuthoringOpenRequest) (AuthoringInfo, error) {
+	raw, err := h.call(ctx, "authoring.open", req, h.to.ServiceOpen, nil)
+	if err != nil {
+		return AuthoringInfo{}, err
+	}
+	var r struct {
+		K *string `json:"backend_kind"`
+		C *bool   `json:"coach_only"`
+		A *bool   `json:"admit"`
+	}
+	if err := decodeClosed(raw, &r, "backend_kind", "coach_only", "admit"); err != nil || r.K == nil || r.C == nil || r.A == nil || *r.K != req.BackendKind {
+		return AuthoringInfo{}, h.badResult("authoring.open", err)
+	}
+	return AuthoringInfo{BackendKind: *r.K, CoachOnly: *r.C, Admit: *r.A}, nil
+}
+
+// authoringResults are the closed result keys of each authoring.<tool> op,
+// and the fixed status value where the result has one.
+var authoringResults = map[string]struct {
+	keys   []string
+	status string
+}{
+	"observe":         {keys: []string{"backend", "provider", "recording", "agent_drive", "coach_only", "truncated", "window", "tree"}},
+	"start_record":    {keys: []string{"status"}, status: "recording"},
+	"click":           {keys: []string{"status"}, status: "ok"},
+	"halt":            {keys: []string{"status"}, status: "halted"},
+	"type":            {keys: []string{"status"}, status: "ok"},
+	"pause_for_input": {keys: []string{"status"}, status: "paused"},
+	"continue_input":  {keys: []string{"recorded"}},
+	"stop_record":     {keys: []string{"status"}, status: "stopped"},
+	"compile":         {keys: []string{"workflow_id"}},
+	"admit":           {keys: []string{"workflow_id"}},
+	"set_coach":       {keys: []string{"status"}, status: "ok"},
+	"get_coach":       {keys: []string{"hint"}},
+}
+
+// authoringRequests are the closed request fields of each op; an absent
+// field is sent as null (secret as false).
+var authoringRequests = map[string][]string{
+	"click":           {"node_id", "x", "y"},
+	"type":            {"text", "param", "node_id"},
+	"pause_for_input": {"node_id", "param", "secret"},
+	"admit":           {"confirm"},
+	"set_coach":       {"hint"},
+}
+
+// IsAuthoringTool reports whether tool has a helper op authoring.<tool>.
+func IsAuthoringTool(tool string) bool { _, ok := authoringResults[tool]; return ok }
+
+// Authoring runs authoring.<tool> with fields (the op's closed request,
+// already validated by the caller; absent fields are sent as null) and returns its result object, whose keys
+// are checked against the op's closed result (a mismatch is a dead helper,
+// §3.1). Errors: [*Error] refused/<code> (the session refused; nothing was
+// done), unavailable/authoring_unavailable, invalid/not_open,
+// uncertain (the action may have happened), or a [*TransportError].
+func (h *Helper) Authoring(ctx context.Context, tool string, fields map[string]any) (map[string]any, error) {
+	spec, ok := authoringResults[tool]
+	if !ok {
+		return nil, fmt.Errorf("flow helper: no authoring op for %q", tool)
+	}
+	op := "authoring." + tool
+	deadline := authoringOpDeadline
+	if tool == "compile" || tool == "admit" {
+		deadline = authoringCompileDeadline
+	}
+	req := map[string]any{}
+	allowed := map[string]bool{}
+	for _, k := range authoringRequests[tool] {
+		allowed[k] = true
+		req[k] = nil
+		if k == "secret" {
+			req[k] = false
+		}
+	}
+	for k, v := range fields {
+		if !allowed[k] {
+			return nil, fmt.Errorf("flow helper %s: unknown request field %q", op, k)
+		}
+		if v != nil {
+			req[k] = v
+		}
+	}
+	raw, err := h.call(ctx, op, req, deadline, nil)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := decodeObject(raw)
+	if err != nil || !keysExactly(obj, spec.keys...) {
+		return nil, h.badResult(op, fmt.Errorf("result keys differ from %v", spec.keys))
+	}
+	if spec.status != "" {
+		if s, _ := jsonStr(obj["status"]); s != spec.status {
+			return nil, h.badResult(op, fmt.Errorf("status is not %q", spec.status))
+		}
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, h.badResult(op, err)
+	}
+	return out, nil
+}
