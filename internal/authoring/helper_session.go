@@ -1,0 +1,141 @@
+package authoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+)
+
+// OpenOptions start the Flow helper and open its authoring session.
+type OpenOptions struct {
+	Interpreter flowhelper.Interpreter
+	StateDir    string // the helper's staging and protected log (0700)
+	Instance    string
+	Env         []string  // the child environment (flowrun.ChildEnv)
+	Mirror      io.Writer // --allow-protected-export: helper lines also here
+	OnDead      func()
+
+	BackendKind string  // web, macos, linux, windows, rdp, citrix
+	URL         *string // web only
+	Headed      bool
+	OutDir      string // absolute: where the session keeps its recording
+}
+
+// UnavailableError is the fail-closed answer when the installed Flow has no
+// usable openadapt_flow.authoring. It wraps [ErrUnavailable].
+type UnavailableError struct{ FlowVersion string }
+
+func (e *UnavailableError) Error() string {
+	return "openadapt_flow.authoring is not available with openadapt-flow " + flowhelper.CleanVersion(e.FlowVersion)
+}
+
+func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
+
+// HelperSession is the authoring [Session] of a running Flow helper.
+type HelperSession struct {
+	h *flowhelper.Helper
+	// Info is what authoring.open reported.
+	Info flowhelper.AuthoringInfo
+}
+
+// Probe starts the helper and runs authoring.probe only: it tells whether
+// the installed Flow has a usable openadapt_flow.authoring, and the Flow
+// version. The helper is closed before Probe returns.
+func Probe(ctx context.Context, o OpenOptions) (available bool, flowVersion string, err error) {
+	h, err := flowhelper.Start(ctx, helperConfig(o))
+	if err != nil {
+		return false, "", err
+	}
+	defer func() { _, _ = h.Close() }()
+	ok, err := h.ProbeAuthoring(ctx)
+	return ok, h.Hello().FlowVersion, err
+}
+
+// Open starts the helper (flow-helper.md §2.1), probes
+// openadapt_flow.authoring (step e) and opens the session with
+// authoring.open. Startup failures keep the helper's exact operator message
+// ([*flowhelper.StartError]); a Flow without the module gives an
+// [*UnavailableError]. On any error the helper is closed.
+func Open(ctx context.Context, o OpenOptions) (*HelperSession, error) {
+	h, err := flowhelper.Start(ctx, helperConfig(o))
+	if err != nil {
+		return nil, err
+	}
+	ok, err := h.ProbeAuthoring(ctx)
+	if err == nil && !ok {
+		err = &UnavailableError{FlowVersion: h.Hello().FlowVersion}
+	}
+	if err != nil {
+		_, _ = h.Close()
+		return nil, err
+	}
+	info, err := h.OpenAuthoring(ctx, flowhelper.AuthoringOpenRequest{BackendKind: o.BackendKind, URL: o.URL, Headed: o.Headed, OutDir: o.OutDir})
+	if err != nil {
+		_, _ = h.Close()
+		var fe *flowhelper.Error
+		if errors.As(err, &fe) && fe.Reason == "coach_only" {
+			return nil, fmt.Errorf("%w: the %s backend cannot be driven here", ErrUnavailable, o.BackendKind)
+		}
+		return nil, fmt.Errorf("%w: the authoring session could not be opened; see the protected local log", ErrUnavailable)
+	}
+	return &HelperSession{h: h, Info: info}, nil
+}
+
+func helperConfig(o OpenOptions) flowhelper.Config {
+	return flowhelper.Config{Interpreter: o.Interpreter, StateDir: o.StateDir, Instance: o.Instance,
+		Env: o.Env, Mirror: o.Mirror, OnDead: o.OnDead}
+}
+
+// Helper is the running helper (for its Done channel and log path).
+func (s *HelperSession) Helper() *flowhelper.Helper { return s.h }
+
+// Close closes the session and the helper.
+func (s *HelperSession) Close() { _, _ = s.h.Close() }
+
+// Call runs authoring.<tool>. Coach-only sessions refuse start_record, click
+// and type here too, before anything is sent.
+func (s *HelperSession) Call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
+	if !flowhelper.IsAuthoringTool(tool) {
+		return nil, fmt.Errorf("authoring: no session op for %q", tool)
+	}
+	if s.Info.CoachOnly && (tool == "start_record" || tool == "click" || tool == "type") {
+		return nil, &Refusal{Code: CodeCoachOnly}
+	}
+	res, err := s.h.Authoring(ctx, tool, args)
+	if err != nil {
+		return nil, mapHelperError(err)
+	}
+	return res, nil
+}
+
+// mapHelperError turns a helper error into the [Session] contract.
+func mapHelperError(err error) error {
+	var fe *flowhelper.Error
+	var te *flowhelper.TransportError
+	switch {
+	case errors.As(err, &fe):
+		switch fe.Kind {
+		case flowhelper.KindRefused:
+			if c, ok := ParseCode(fe.Reason); ok {
+				return &Refusal{Code: c}
+			}
+		case flowhelper.KindUnavailable:
+			return fmt.Errorf("%w (%s)", ErrUnavailable, fe.Reason)
+		case flowhelper.KindUncertain:
+			return fmt.Errorf("%w (%s)", ErrUncertain, fe.Kind)
+		}
+		if fe.Dispatched {
+			return fmt.Errorf("%w (%s)", ErrUncertain, fe.Kind)
+		}
+		return fmt.Errorf("%w: the session answered %s", ErrUnavailable, fe.Kind)
+	case errors.As(err, &te):
+		if te.Written {
+			return fmt.Errorf("%w: the Flow helper stopped mid-request", ErrUncertain)
+		}
+		return fmt.Errorf("%w: the Flow helper stopped", ErrUnavailable)
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}

@@ -1,0 +1,53 @@
+package authoring_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
+
+const realFlowSkip = "authoring: real-Flow contract test SKIPPED: run ../shared/realflow/setup DIR and set OPENADAPT_REALFLOW_DIR=DIR"
+
+// Against real Flow 1.32.0 the session fails closed with the dependency
+// error (flow-helper.md §12.1): 1.32 has no openadapt_flow.authoring.
+func TestRealFlowAuthoringFailsClosed(t *testing.T) {
+	dir := os.Getenv("OPENADAPT_REALFLOW_DIR")
+	if dir == "" {
+		t.Skip(realFlowSkip)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "realflow.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rf struct {
+		FlowVersion string `json:"flow_version"`
+		FlowPython  string `json:"flow_python"`
+	}
+	if err := json.Unmarshal(data, &rf); err != nil {
+		t.Fatal(err)
+	}
+	T, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(T, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := flowrun.ChildEnv(append(os.Environ(), "HOME="+filepath.Join(T, "home")), nil)
+	_, err = authoring.Open(context.Background(), authoring.OpenOptions{
+		Interpreter: flowhelper.Interpreter{Path: rf.FlowPython}, StateDir: state, Instance: "realflow-authoring",
+		Env: env, BackendKind: "linux", OutDir: filepath.Join(T, "out"),
+	})
+	var ue *authoring.UnavailableError
+	if !errors.As(err, &ue) || err.Error() != "openadapt_flow.authoring is not available with openadapt-flow "+rf.FlowVersion {
+		t.Fatalf("Open = %v", err)
+	}
+}
