@@ -3,33 +3,131 @@ package cmd
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/mailbox"
 )
 
 // authoringOpts selects the local authoring session (the Flow helper's).
 type authoringOpts struct {
-	stderr io.Writer
+	stderr     io.Writer
+	flowPython string
+	flowCLI    string
+	passEnv    []string
+	url        string
+	headed     bool
 }
 
 // errNoAuthoringSession is the fail-closed answer when no local authoring
 // session can be opened.
 var errNoAuthoringSession = errors.New("openadapt_flow.authoring is not available")
 
-// openAuthoringSession starts the Flow helper, probes
-// openadapt_flow.authoring and opens the session. Until the helper is in this
-// build it fails closed: no session, nothing sent. Tests replace it.
+// openAuthoringSession starts the Flow helper in a private 0700 temporary
+// directory (flow-helper.md §12.18), probes openadapt_flow.authoring and
+// opens the session; the recording is kept in
+// <per-user state>/authoring/<instance>. Tests replace it.
 var openAuthoringSession = func(ctx context.Context, o authoringOpts) (authoring.Session, func(), error) {
-	return nil, nil, fmt.Errorf("%w: this build cannot start the Flow helper", errNoAuthoringSession)
+	words, err := flowrun.SplitCommand(o.flowCLI)
+	if err != nil || len(words) == 0 {
+		return nil, nil, usageErrorf("--flow-cli is not a command")
+	}
+	for _, n := range o.passEnv {
+		if !flowrun.ValidPassEnvName(n) {
+			return nil, nil, usageErrorf("--pass-env %q is not an environment variable name", n)
+		}
+	}
+	env := flowrun.ChildEnv(os.Environ(), o.passEnv)
+	interp, err := flowhelper.FindPython(o.flowPython, words[0], envValue(env, "PATH"))
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	backend, url := nativeBackend(), (*string)(nil)
+	if o.url != "" {
+		if !o.headed {
+			return nil, nil, usageErrorf("--url opens a fresh browser with empty cookies; pass --headed so you can sign in in that window")
+		}
+		backend, url = "web", &o.url
+	}
+	base, err := authoring.UserStateDir(os.Getenv)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	instance := "connect-" + hex.EncodeToString(idb[:])
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, nil, usageErrorf("creating the state directory failed")
+	}
+	root, err := fsutil.OpenRoot(base, "the state directory")
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	defer root.Close()
+	outRel := "authoring/" + instance
+	if err := root.MkdirAll(outRel, 0o700); err != nil {
+		return nil, nil, usageError(err)
+	}
+	tmp, err := os.MkdirTemp("", "openadapt-agent-connect-")
+	if err != nil {
+		return nil, nil, usageErrorf("creating a private temporary directory failed")
+	}
+	sess, err := authoring.Open(ctx, authoring.OpenOptions{
+		Interpreter: interp, StateDir: tmp, Instance: instance, Env: env,
+		BackendKind: backend, URL: url, Headed: o.headed, OutDir: root.Join(outRel),
+	})
+	if err != nil {
+		var ue *authoring.UnavailableError
+		var se *flowhelper.StartError
+		switch {
+		case errors.As(err, &ue):
+			_ = os.RemoveAll(tmp)
+			return nil, nil, fmt.Errorf("%w with openadapt-flow %s", errNoAuthoringSession, flowhelper.CleanVersion(ue.FlowVersion))
+		case errors.As(err, &se):
+			_ = os.RemoveAll(tmp)
+			return nil, nil, usageErrorf("%s", se.Msg)
+		}
+		// The protected local log stays for the person to read.
+		return nil, nil, fmt.Errorf("%w: %v (the protected local log is under %s)", errNoAuthoringSession, err, filepath.Join(tmp, "logs"))
+	}
+	fmt.Fprintf(o.stderr, "authoring connect: authoring session open (%s backend); the recording stays in %s\n", backend, root.Join(outRel))
+	return sess, func() { sess.Close(); _ = os.RemoveAll(tmp) }, nil
+}
+
+// nativeBackend is the local backend without --url: the pinned frontmost
+// window on macOS and Linux, coach-only on Windows.
+func nativeBackend() string {
+	switch runtime.GOOS {
+	case "darwin":
+		return "macos"
+	case "windows":
+		return "windows"
+	}
+	return "linux"
+}
+
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }
 
 // testOnlyTerminal, when set by tests, replaces the controlling terminal.
@@ -70,6 +168,12 @@ authoring session.`,
 			return runAuthoringConnect(c.Context(), io, o, args[0])
 		},
 	}
+	f := c.Flags()
+	f.StringVar(&o.flowPython, "flow-python", "", "the Python that runs Flow (default: from the Flow command's shebang)")
+	f.StringVar(&o.flowCLI, "flow-cli", "openadapt-flow", "Flow command prefix, used to find Flow's Python (POSIX shell quoting, no expansion)")
+	f.StringArrayVar(&o.passEnv, "pass-env", nil, "pass one more environment variable to Flow (repeatable)")
+	f.StringVar(&o.url, "url", "", "drive a fresh Playwright Chromium at this URL (needs --headed) instead of the local window")
+	f.BoolVar(&o.headed, "headed", false, "show the browser window, so you can sign in there during a pause")
 	return c
 }
 
@@ -102,10 +206,11 @@ func runAuthoringConnect(ctx context.Context, io *IO, o authoringOpts, arg strin
 	// spent (flow-helper.md §12.18).
 	sess, closeSess, err := openAuthoringSession(ctx, o)
 	if err != nil {
-		if errors.Is(err, errNoAuthoringSession) {
-			return usageErrorf("%v; nothing was sent and the runner link is still unused", err)
+		var u *usageErr
+		if errors.As(err, &u) && !errors.Is(err, errNoAuthoringSession) {
+			return withHint(err, "nothing was sent and the runner link is still unused")
 		}
-		return usageErrorf("the local authoring session could not be opened; nothing was sent and the runner link is still unused")
+		return usageErrorf("%v; nothing was sent and the runner link is still unused", err)
 	}
 	defer closeSess()
 	err = mailbox.Run(ctx, mailbox.Config{

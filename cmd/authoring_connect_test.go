@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -78,7 +79,8 @@ func TestAuthoringConnectRefusesBeforeSending(t *testing.T) {
 		}, true, true, "origin field"},
 		{"extra field", func(s *fm.Server) string { return s.Link() + "&x=1" }, true, true, "only the fields"},
 		{"no terminal", (*fm.Server).Link, false, true, "controlling terminal"},
-		{"no authoring session", (*fm.Server).Link, true, false, "openadapt_flow.authoring is not available"},
+		{"no authoring session", (*fm.Server).Link, true, false, "openadapt_flow.authoring is not available with openadapt-flow 1.32.0; nothing was sent"},
+		{"no Flow", (*fm.Server).Link, true, false, "could not be determined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var term mailbox.Terminal
@@ -90,6 +92,13 @@ func TestAuthoringConnectRefusesBeforeSending(t *testing.T) {
 				sess = &recordingSession{}
 			}
 			srv := connectEnv(t, term, sess)
+			if tc.name == "no Flow" {
+				t.Setenv("PATH", t.TempDir()) // no openadapt-flow: the real opener cannot find Flow's Python
+			} else if !tc.session {
+				openAuthoringSession = func(context.Context, authoringOpts) (authoring.Session, func(), error) {
+					return nil, nil, fmt.Errorf("%w with openadapt-flow 1.32.0", errNoAuthoringSession)
+				}
+			}
 			code, stdout, stderr := runConnect(t, "", tc.link(srv))
 			if code != 2 || stdout != "" || !strings.Contains(stderr, tc.stderr) {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
