@@ -30,7 +30,6 @@ type Reason string
 
 // The reasons of flow-run.md §6.2/§6.3.
 const (
-	ReasonNone Reason = ""
 	// ReasonUnsignedProductionSuccess: a production-eligible VERIFIED report at
 	// Flow exit 0. Status error, outcome VERIFIED, EffectVerified true.
 	ReasonUnsignedProductionSuccess Reason = "unsigned_production_success"
@@ -264,12 +263,12 @@ func classifyBytes(report []byte) reportClass {
 	return classifyObject(obj)
 }
 
-// ClassifyReport classifies a report.json body on its own, as at Flow exit 0:
+// classifyReport classifies a report.json body on its own, as at Flow exit 0:
 // flow-run.md §6.1 (rules 1–14) followed by §6.2, so a production-eligible
 // VERIFIED report gives status error with [ReasonUnsignedProductionSuccess]
 // and EffectVerified. Invalid JSON and non-objects are error (rule 1).
 // JSON booleans only: "yes" is not true.
-func ClassifyReport(report []byte) Verdict { return applyUnsigned(classifyBytes(report)) }
+func classifyReport(report []byte) Verdict { return applyUnsigned(classifyBytes(report)) }
 
 // applyUnsigned turns a §6.1 class into the exit-0 verdict (§6.2).
 func applyUnsigned(c reportClass) Verdict {
@@ -293,7 +292,7 @@ func applyUnsigned(c reportClass) Verdict {
 //
 //   - exit 2: refused, whatever the report;
 //   - report unusable: error;
-//   - exit 0: no report → error; otherwise [ClassifyReport];
+//   - exit 0: no report → error; otherwise classifyReport;
 //   - other exits: no report → halt with [ReasonNoReport]; a report that
 //     would be success → error with [ReasonInconsistentExit] (never the
 //     unsigned copy, never EffectVerified); otherwise the report status.

@@ -81,8 +81,8 @@ func TestReportVectors(t *testing.T) {
 				want.Reason = ReasonUnsignedProductionSuccess
 				want.EffectVerified = true
 			}
-			if diff := cmp.Diff(want, ClassifyReport(data)); diff != "" {
-				t.Errorf("ClassifyReport (-want +got):\n%s", diff)
+			if diff := cmp.Diff(want, classifyReport(data)); diff != "" {
+				t.Errorf("classifyReport (-want +got):\n%s", diff)
 			}
 			if exp.Status != exp.ReportStatus {
 				t.Errorf("manifest status %q != report_status %q", exp.Status, exp.ReportStatus)
@@ -105,12 +105,12 @@ func TestReportVectors(t *testing.T) {
 					t.Errorf("at Flow's own exit %d: status %q, want %q", *exp.FlowExitCode, got.Status, exp.Status)
 				}
 			}
-			gotSummary, _ := json.Marshal(Summarize(data))
+			gotSummary, _ := json.Marshal(summarize(data))
 			var a, b any
 			_ = json.Unmarshal(exp.Summary, &a)
 			_ = json.Unmarshal(gotSummary, &b)
 			if diff := cmp.Diff(a, b); diff != "" {
-				t.Errorf("Summarize (-want +got):\n%s", diff)
+				t.Errorf("summarize (-want +got):\n%s", diff)
 			}
 			if err := CheckReport(data); (err == nil) != exp.FlowValidates {
 				t.Errorf("CheckReport = %v, flow_validates = %v", err, exp.FlowValidates)
@@ -184,8 +184,8 @@ func TestInconsistentShapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := Verdict{Status: StatusError, Outcome: tt.outcome}
-			if diff := cmp.Diff(want, ClassifyReport([]byte(tt.report))); diff != "" {
-				t.Errorf("ClassifyReport (-want +got):\n%s", diff)
+			if diff := cmp.Diff(want, classifyReport([]byte(tt.report))); diff != "" {
+				t.Errorf("classifyReport (-want +got):\n%s", diff)
 			}
 			// Never success at any exit.
 			for _, code := range []int{0, 1, 3, 130, -9} {
@@ -231,7 +231,7 @@ func TestConsistentShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, ClassifyReport([]byte(tt.report))); diff != "" {
+			if diff := cmp.Diff(tt.want, classifyReport([]byte(tt.report))); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			_ = CheckReport([]byte(tt.report)) // never panics
@@ -280,19 +280,19 @@ func TestClassifyExit(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	got := Summarize([]byte(`{"results":[{"ok":true},{"ok":"true","skipped":true},{"ok":1},"x"],
+	got := summarize([]byte(`{"results":[{"ok":true},{"ok":"true","skipped":true},{"ok":1},"x"],
 		"heal_count":true,"model_calls":2.0,"total_ms":-1,"screenshots_may_leave_box":"no","diagnostic":"Jane Roe"}`))
 	b, _ := json.Marshal(got)
 	if string(b) != `{"steps_total":4,"steps_ok":1,"steps_skipped":1}` {
-		t.Errorf("Summarize = %s", b)
+		t.Errorf("summarize = %s", b)
 	}
-	got = Summarize([]byte(`{"results":{},"heal_count":3,"model_calls":0,"total_ms":0,"screenshots_may_leave_box":true}`))
+	got = summarize([]byte(`{"results":{},"heal_count":3,"model_calls":0,"total_ms":0,"screenshots_may_leave_box":true}`))
 	b, _ = json.Marshal(got)
 	if string(b) != `{"heal_count":3,"model_calls":0,"total_ms":0,"screenshots_may_leave_box":true}` {
-		t.Errorf("Summarize = %s", b)
+		t.Errorf("summarize = %s", b)
 	}
-	if b, _ := json.Marshal(Summarize([]byte(`nope`))); string(b) != `{}` {
-		t.Errorf("Summarize(invalid) = %s", b)
+	if b, _ := json.Marshal(summarize([]byte(`nope`))); string(b) != `{}` {
+		t.Errorf("summarize(invalid) = %s", b)
 	}
 }
 
@@ -308,7 +308,7 @@ func FuzzClassify(f *testing.F) {
 	}
 	f.Add([]byte(`{"success":true}`), 1)
 	f.Fuzz(func(t *testing.T, report []byte, code int) {
-		v := ClassifyReport(report)
+		v := classifyReport(report)
 		if (v.Reason == ReasonUnsignedProductionSuccess) != v.EffectVerified {
 			t.Fatalf("reason/effect mismatch: %+v", v)
 		}
@@ -322,7 +322,7 @@ func FuzzClassify(f *testing.F) {
 		if e.Status == StatusSuccess && code != 0 {
 			t.Fatalf("success at exit %d", code)
 		}
-		_ = Summarize(report)
+		_ = summarize(report)
 		_ = CheckReport(report)
 	})
 }

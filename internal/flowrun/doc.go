@@ -7,13 +7,13 @@
 //     [LookFlow] resolves the program (flow_not_found);
 //   - [ChildEnv] builds the explicit child environment allowlist with the
 //     --pass-env opt-ins;
-//   - [Runner] / [CLIRunner] run one [Request]: the 0600 parameters file
-//     ([WriteParamsFile]), the exact argv ([Request.Args]), a new process
+//   - [Runner] / [CLIRunner] run one [Request]: the parameters file
+//     (0600, exclusive), the exact argv ([Request.Args]), a new process
 //     group (a kill-on-close job object on Windows) killed as a whole on
 //     timeout or cancellation ([Exec]), bounded stdout/stderr tails, the
 //     report read with path safety ([ReadReport]), and the classification
-//     ([ClassifyExit], [ClassifyReport]) into a [Result] with the public
-//     [Verdict] and [Summary]; [RunnerFunc] adapts a function for fakes;
+//     ([ClassifyExit]) into a [Result] with the public [Verdict] and
+//     [Summary];
 //   - [CheckReport] / [CheckReportObject] approximate Flow's own report
 //     validation for the Needs Attention projector (internal/attention);
 //   - [CertifyArgs] builds the certify argv for [Exec]; [TerminateOrphan]

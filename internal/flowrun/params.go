@@ -14,7 +14,7 @@ import (
 // "params-<run_id>.json" (flow-run.md §1).
 func ParamsFileName(runID string) string { return "params-" + runID + ".json" }
 
-// WriteParamsFile creates dir/params-<runID>.json exclusively with mode 0600
+// writeParamsFile creates dir/params-<runID>.json exclusively with mode 0600
 // and writes one JSON object mapping each parameter name to its string value
 // (flow-run.md §1 "Parameters file"). Values never go anywhere else: not in
 // argv, not in error text. An existing file is an error (exclusive
@@ -23,7 +23,7 @@ func ParamsFileName(runID string) string { return "params-" + runID + ".json" }
 // durability would only cost time (a crash loses the run anyway).
 //
 // Errors wrap [ErrParamsFile]; with a malformed runID, [ErrInvalidRequest].
-func WriteParamsFile(dir, runID string, params map[string]string) (path string, err error) {
+func writeParamsFile(dir, runID string, params map[string]string) (path string, err error) {
 	if !ValidRunID(runID) {
 		return "", fmt.Errorf("%w: malformed run id", ErrInvalidRequest)
 	}

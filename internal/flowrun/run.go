@@ -167,12 +167,6 @@ type Runner interface {
 	Run(ctx context.Context, req Request) Result
 }
 
-// RunnerFunc adapts a function to [Runner] (handy for in-memory fakes).
-type RunnerFunc func(ctx context.Context, req Request) Result
-
-// Run calls f(ctx, req).
-func (f RunnerFunc) Run(ctx context.Context, req Request) Result { return f(ctx, req) }
-
 // CLIRunner runs `openadapt-flow run` as a child process (flow-run.md §1).
 // The zero value is ready to use.
 type CLIRunner struct{}
@@ -198,7 +192,7 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 		return res
 	}
 	res.RunDir = req.RunDir()
-	paramsFile, err := WriteParamsFile(req.ParamsDir, req.RunID, req.Params)
+	paramsFile, err := writeParamsFile(req.ParamsDir, req.RunID, req.Params)
 	if err != nil {
 		res.Verdict = Verdict{Status: StatusError}
 		res.Err = err

@@ -551,7 +551,7 @@ func BenchmarkClassify(b *testing.B) {
 	}
 	for b.Loop() {
 		v := ClassifyExit(1, ReportPresent, data)
-		_ = Summarize(data)
+		_ = summarize(data)
 		if v.Status != StatusHalt {
 			b.Fatal(v)
 		}

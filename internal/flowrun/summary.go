@@ -21,7 +21,7 @@ type Summary struct {
 	ScreenshotsMayLeaveBox *bool    `json:"screenshots_may_leave_box,omitempty"`
 }
 
-// Summarize derives the [Summary] of a report.json body:
+// summarize derives the [Summary] of a report.json body:
 //   - steps_total: the length of results, if it is an array;
 //   - steps_ok / steps_skipped: results whose ok / skipped is exactly true;
 //   - heal_count, model_calls: copied when a non-negative integer literal
@@ -30,7 +30,7 @@ type Summary struct {
 //   - screenshots_may_leave_box: copied when a boolean.
 //
 // A body that is not a JSON object gives the empty Summary.
-func Summarize(report []byte) Summary {
+func summarize(report []byte) Summary {
 	r, ok := parseObject(report)
 	if !ok {
 		return Summary{}

@@ -103,7 +103,7 @@ func TestArgs(t *testing.T) {
 func TestParamsFile(t *testing.T) {
 	dir := t.TempDir()
 	id := NewRunID()
-	p, err := WriteParamsFile(dir, id, map[string]string{"b": "<2 & 3>", "a": "Zoë \u2028"})
+	p, err := writeParamsFile(dir, id, map[string]string{"b": "<2 & 3>", "a": "Zoë \u2028"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +115,13 @@ func TestParamsFile(t *testing.T) {
 	if !bytes.HasPrefix(data, []byte(`{"a":"Zo`)) || !utf8.Valid(data) {
 		t.Errorf("content %s", data)
 	}
-	if _, err := WriteParamsFile(dir, id, nil); !errors.Is(err, ErrParamsFile) {
+	if _, err := writeParamsFile(dir, id, nil); !errors.Is(err, ErrParamsFile) {
 		t.Errorf("second write: %v", err)
 	}
-	if _, err := WriteParamsFile(dir, "../x", nil); !errors.Is(err, ErrInvalidRequest) {
+	if _, err := writeParamsFile(dir, "../x", nil); !errors.Is(err, ErrInvalidRequest) {
 		t.Errorf("bad id: %v", err)
 	}
-	if _, err := WriteParamsFile(filepath.Join(dir, "missing"), NewRunID(), nil); !errors.Is(err, ErrParamsFile) {
+	if _, err := writeParamsFile(filepath.Join(dir, "missing"), NewRunID(), nil); !errors.Is(err, ErrParamsFile) {
 		t.Errorf("missing dir: %v", err)
 	}
 	if err := RemoveParamsFile(p); err != nil {
