@@ -19,6 +19,23 @@ func BenchmarkVerifyEmbedded(b *testing.B) {
 	}
 }
 
+// BenchmarkVerifyEmbeddedCold is what one `ledger verify` process does in
+// process: build the verifier (trust root included) and verify the embedded
+// snapshot once. The whole-process figure minus this is start-up.
+func BenchmarkVerifyEmbeddedCold(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := NewVerifier(DefaultTrust(), WithAt(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := v.Verify(ctx, Embedded()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkVerifyRegistry verifies generated evidence roots whose registries
 // hold 2,500 / 5,000 / 10,000 entries (cost should grow linearly).
 func BenchmarkVerifyRegistry(b *testing.B) {
