@@ -27,6 +27,14 @@ JSON-RPC only; the banner, warnings and logs go to stderr.
 Register it with an MCP client, for example:
   claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run --runs-dir /ABSOLUTE/PATH/TO/runs
 
+A read-only server (no --allow-run) writes no state: no runs folder, no
+audit log unless --audit-log names one. The verified-digest cache lives in
+$XDG_CACHE_HOME/openadapt-agent (else ~/.cache/openadapt-agent). A server that
+runs Flow keeps run state in --runs-dir, by default the per-user state folder:
+$XDG_STATE_HOME/openadapt-agent/runs or ~/.local/state/openadapt-agent/runs
+on Linux, ~/Library/Application Support/openadapt-agent/runs on macOS,
+%LOCALAPPDATA%\openadapt-agent\runs on Windows. --runs-dir "" is the default.
+
 Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 (workflow.json.enc); without it a sealed bundle is listed as unavailable
 (missing_key). Set it in the env block of the MCP client that starts serve.`,
@@ -76,7 +84,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringVar(&o.URL, "url", "", "target URL passed to every flow run")
 	f.StringVar(&o.Config, "config", "", "deployment config YAML, forwarded to flow run and certify")
 	f.StringVar(&o.Policy, "policy", "", "policy name or path, forwarded to flow run and certify")
-	f.StringVar(&o.RunsDir, "runs-dir", "runs", "run directories and the agent state directory (pass an absolute path)")
+	f.StringVar(&o.RunsDir, "runs-dir", "", "run folders and the agent state folder; created only by a server that runs Flow (default <per-user state dir>/openadapt-agent/runs)")
 	f.Float64Var(&o.Timeout, "timeout", 600, "hard limit in seconds per Flow process")
 	f.BoolVar(&o.AllowURLOverride, "allow-url-override", false, "permit a per-call url argument")
 	f.StringVar(&o.FlowCLI, "flow-cli", "openadapt-flow", "Flow command prefix (POSIX shell quoting, no expansion)")
@@ -88,7 +96,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringVar(&o.ToolMode, "tool-mode", "per-workflow", "per-workflow or catalog (search_workflows + run_workflow, for large bundle sets)")
 	f.IntVar(&o.RunWait, "run-wait", 40, "seconds a run call waits before returning status running (1-3600)")
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass one more environment variable to Flow (repeatable, at most 32)")
-	f.StringVar(&o.AuditLog, "audit-log", "", "audit log path, or off (default <runs-dir>/.openadapt-agent/audit.jsonl)")
+	f.StringVar(&o.AuditLog, "audit-log", "", "audit log path, or off (default: <runs-dir>/.openadapt-agent/audit.jsonl when the server runs Flow; off when read-only)")
 	f.StringVar(&o.Ledger, "ledger", "", "admission ledger file or evidence-root directory (default: the embedded snapshot)")
 	f.StringVar(&o.FlowPython, "flow-python", "", "Python interpreter of the Flow install for the Flow-side helper (default: from the openadapt-flow script's shebang)")
 	return c

@@ -24,6 +24,7 @@ func newTutorialCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "tutorial",
 		Short: "Prepare Flow's synthetic MockMed tutorial for serve",
+		Example: `  openadapt-agent tutorial prepare --runs-dir /ABSOLUTE/PATH/TO/runs`,
 	}
 	c.AddCommand(newTutorialPrepareCmd(io))
 	return c

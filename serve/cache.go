@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 )
@@ -99,11 +100,43 @@ func rootKey(root string) (string, bool) {
 	return hex.EncodeToString(h.Sum(nil)), true
 }
 
-func (s *Server) cachePath() string { return filepath.Join(s.state.dir, cacheName) }
+// cachePath is the cache file of this bundles root in the per-user cache
+// folder (round2-decisions.md 2: in every mode, never in the runs folder),
+// one file per root so that servers of different roots do not evict each
+// other. "" when the cache is off.
+func (s *Server) cachePath() string {
+	if s.prep.cacheDir == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(s.opts.Bundles)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(s.prep.cacheDir, strings.TrimSuffix(cacheName, ".json")+"-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// prepareCacheDir creates the cache folder 0700 and checks it is a real
+// folder, not a symlink, with no group or other permission bits. A folder
+// that fails is not used (and not changed: round2-decisions.md 23).
+func prepareCacheDir(dir string) bool {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+		return false
+	}
+	return fi.Mode().Perm()&0o077 == 0
+}
 
 // loadCache returns the cached workflows for key, or nil on a miss.
 func (s *Server) loadCache(key string) []*workflow {
-	data, err := readRegular(s.cachePath(), 64<<20)
+	p := s.cachePath()
+	if p == "" {
+		return nil
+	}
+	data, err := readRegular(p, 64<<20)
 	if err != nil {
 		return nil
 	}
@@ -142,5 +175,9 @@ func (s *Server) storeCache(key string, ws []*workflow) {
 	if err != nil {
 		return
 	}
-	_ = atomicfile.WriteFile(s.cachePath(), data, 0o600)
+	p := s.cachePath()
+	if p == "" || !prepareCacheDir(filepath.Dir(p)) {
+		return
+	}
+	_ = atomicfile.WriteFile(p, data, 0o600)
 }

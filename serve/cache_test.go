@@ -3,6 +3,7 @@ package serve
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,10 +16,21 @@ func TestDigestCache(t *testing.T) {
 	o.AllowRun = true
 	s1 := start(t, o)
 	ids1 := toolNames(s1)
-	cache := filepath.Join(e.runsDir, ".openadapt-agent", cacheName)
+	// The cache lives in the cache folder (round2-decisions.md 2), 0700,
+	// one 0600 file per bundles root; never in the runs folder.
+	cache := s1.srv.cachePath()
+	if filepath.Dir(cache) != o.CacheDir {
+		t.Fatalf("cache path %s is not in %s", cache, o.CacheDir)
+	}
 	fi, err := os.Stat(cache)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("cache %v %v", fi, err)
+	}
+	if di, err := os.Stat(o.CacheDir); err != nil || di.Mode().Perm() != 0o700 {
+		t.Fatalf("cache folder %v %v", di, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.runsDir, ".openadapt-agent", cacheName)); err == nil {
+		t.Fatal("a cache file was written into the runs folder")
 	}
 	// A warm start serves the same listing.
 	s2 := start(t, o)
@@ -46,5 +58,61 @@ func TestDigestCache(t *testing.T) {
 		if r := s4.call("run_"+w.id, map[string]any{"note": "a"}); errorCode(r) != "workflow_unavailable" {
 			t.Fatalf("changed bundle ran: %v", r)
 		}
+	}
+}
+
+// TestReadOnlyWritesNoState: a read-only server started with the default
+// runs folder creates nothing there and keeps no audit log; the cache still
+// works; an unsafe cache folder is not used and not changed.
+func TestReadOnlyWritesNoState(t *testing.T) {
+	e := newEnv(t)
+	e.demo("demo", testBundle{salt: "r1"})
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, "state"))
+	o := e.opts()
+	o.RunsDir = ""
+	o.AuditLog = ""
+	s := start(t, o)
+	if len(toolNames(s)) == 0 {
+		t.Fatal("no tools")
+	}
+	if _, err := os.Lstat(filepath.Join(home, "state")); err == nil {
+		t.Fatal("a read-only server created the per-user state folder")
+	}
+	if s.srv.prep.auditLog != nil {
+		t.Fatal("a read-only server opened an audit log by default")
+	}
+	if want := filepath.Join(home, "state", "openadapt-agent", "runs"); s.srv.prep.runsDir != want {
+		t.Fatalf("default runs dir %s, want %s", s.srv.prep.runsDir, want)
+	}
+	if !strings.Contains(s.srv.Banner(), "audit log off (read-only: no state is written)") {
+		t.Fatalf("banner %q", s.srv.Banner())
+	}
+	if _, err := os.Stat(s.srv.cachePath()); err != nil {
+		t.Fatalf("read-only server wrote no cache: %v", err)
+	}
+
+	// With --allow-run the default folder is created 0700.
+	o.AllowRun = true
+	s2 := start(t, o)
+	if fi, err := os.Stat(s2.srv.prep.stateDir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("stateful server state dir %v %v", fi, err)
+	}
+
+	// A group-writable cache folder is neither used nor changed.
+	bad := filepath.Join(t.TempDir(), "cache")
+	if err := os.Mkdir(bad, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bad, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	o.AllowRun = false
+	o.CacheDir = bad
+	start(t, o)
+	ents, _ := os.ReadDir(bad)
+	if fi, _ := os.Stat(bad); len(ents) != 0 || fi.Mode().Perm() != 0o770 {
+		t.Fatalf("unsafe cache folder used or changed: %d entries, mode %v", len(ents), fi.Mode())
 	}
 }

@@ -84,6 +84,7 @@ func (e *env) opts() Options {
 		Environ:  append([]string(nil), e.environ...),
 		Version:  "test",
 		AuditLog: "",
+		CacheDir: e.runsDir + "-cache",
 	}
 }
 

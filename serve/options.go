@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/userdirs"
 )
 
 // Options configure a server. cmd fills them from the flags of
@@ -26,7 +27,7 @@ type Options struct {
 	URL                            string
 	Config                         string
 	Policy                         string
-	RunsDir                        string  // default "runs"
+	RunsDir                        string  // "" means <per-user state dir>/openadapt-agent/runs (internal/userdirs)
 	Timeout                        float64 // seconds, (0, 86400]; cmd default 600
 	AllowURLOverride               bool
 	FlowCLI                        string // default "openadapt-flow"
@@ -39,9 +40,13 @@ type Options struct {
 	ToolMode                       string // "per-workflow" (default) or "catalog"
 	RunWait                        int    // seconds, 1–3600; cmd default 40
 	PassEnv                        []string
-	AuditLog                       string // path, "off", or "" for the default
+	AuditLog                       string // path, "off", or "" for the default (on when stateful, off when read-only)
 	Ledger                         string
 	FlowPython                     string // --flow-python: the helper's interpreter
+	// CacheDir holds the verified-digest cache; "" means the per-user cache
+	// folder ($XDG_CACHE_HOME/openadapt-agent or ~/.cache/openadapt-agent),
+	// "off" disables the cache.
+	CacheDir string
 
 	// Version is the agent version reported in serverInfo and the banner.
 	Version string
@@ -76,9 +81,6 @@ const (
 
 // withDefaults fills defaults for zero-valued fields.
 func (o Options) withDefaults() Options {
-	if o.RunsDir == "" {
-		o.RunsDir = "runs"
-	}
 	if o.FlowCLI == "" {
 		o.FlowCLI = "openadapt-flow"
 	}
@@ -96,6 +98,12 @@ func (o Options) withDefaults() Options {
 type prepared struct {
 	runsDir  string // absolute, not a symlink
 	stateDir string
+	// stateful is true when a flag runs Flow or starts the helper
+	// (round2-decisions.md 2): only then are the runs and state folders
+	// created, the owner lock taken and the audit log on by default. A
+	// read-only server writes no state at all.
+	stateful bool
+	cacheDir string   // "" when the cache is off
 	auditLog *os.File // nil when off
 	profile  string
 }
@@ -149,16 +157,42 @@ func validate(o Options) (*prepared, error) {
 	if o.FlowPython != "" && !o.AllowAttendedActions && !tutorial && !o.Authoring {
 		return nil, configErrorf("--flow-python requires --allow-attended-actions, --tutorial, or --authoring")
 	}
-	p := &prepared{}
-	// 10.
-	runsDir, err := prepareRunsDir(o.RunsDir)
-	if err != nil {
-		return nil, err
+	p := &prepared{stateful: o.AllowRun || o.AllowAttendedActions || tutorial || o.Authoring}
+	// 10. The runs folder defaults to the per-user state folder, so a
+	// server works from any working folder (round2-decisions.md 3; this
+	// replaces mcp-surface.md §14.1 C10). Only a stateful server creates it.
+	runsDir := o.RunsDir
+	if runsDir == "" {
+		d, err := userdirs.RunsDir()
+		if err != nil {
+			return nil, configErrorf("the runs directory could not be determined (%v); pass an absolute --runs-dir", err)
+		}
+		runsDir = d
+	}
+	if p.stateful {
+		d, err := prepareRunsDir(runsDir)
+		if err != nil {
+			return nil, err
+		}
+		runsDir = d
+	} else if d, err := filepath.Abs(runsDir); err == nil {
+		runsDir = d
 	}
 	p.runsDir = runsDir
 	p.stateDir = filepath.Join(runsDir, stateDirName)
-	// 11.
-	if o.AuditLog != "off" {
+	switch o.CacheDir {
+	case "off":
+	case "":
+		if d, err := userdirs.CacheDir(); err == nil {
+			p.cacheDir = d
+		}
+	default:
+		if d, err := filepath.Abs(o.CacheDir); err == nil {
+			p.cacheDir = d
+		}
+	}
+	// 11. A read-only server keeps no audit log unless --audit-log names one.
+	if o.AuditLog != "off" && (o.AuditLog != "" || p.stateful) {
 		path := o.AuditLog
 		if path == "" {
 			path = filepath.Join(p.stateDir, "audit.jsonl")

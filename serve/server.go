@@ -95,23 +95,27 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	}
 	s.childEnv = flowrun.ChildEnv(opts.Environ, opts.PassEnv)
 	s.runs = newRunManager(s)
-	// 4. owner lock
-	if err := s.acquireOwner(); err != nil {
-		s.audit.close()
-		return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
+	// 4–7 only for a stateful server: a read-only one writes no state
+	// (round2-decisions.md 2) and has no run tools that would need it.
+	if prep.stateful {
+		// 4. owner lock
+		if err := s.acquireOwner(); err != nil {
+			s.audit.close()
+			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
+		}
+		// 5–6. reconcile dead owners, sweep orphaned parameter files
+		s.reconcile()
+		_, _ = flowrun.SweepParamsFiles(filepath.Join(s.state.dir, "tmp"), func(runID string) bool {
+			r := s.state.readRecord(runID)
+			return r != nil && r.Phase == phaseRunning && r.Owner != s.instance && s.ownerAlive(r.Owner)
+		})
+		key, err := s.state.idemKey()
+		if err != nil {
+			s.Close()
+			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
+		}
+		s.idem = &idempotency{dir: s.state, key: key}
 	}
-	// 5–6. reconcile dead owners, sweep orphaned parameter files
-	s.reconcile()
-	_, _ = flowrun.SweepParamsFiles(filepath.Join(s.state.dir, "tmp"), func(runID string) bool {
-		r := s.state.readRecord(runID)
-		return r != nil && r.Phase == phaseRunning && r.Owner != s.instance && s.ownerAlive(r.Owner)
-	})
-	key, err := s.state.idemKey()
-	if err != nil {
-		s.Close()
-		return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
-	}
-	s.idem = &idempotency{dir: s.state, key: key}
 	// 8. gate
 	s.gate = newGate(s)
 	// 9. discovery
@@ -160,7 +164,11 @@ func (s *Server) Banner() string {
 			b.WriteString(" (ledger unverified: every run is refused)")
 		}
 	}
-	fmt.Fprintf(&b, "; audit log %s\n", onOff(s.prep.auditLog != nil, "on", "off"))
+	fmt.Fprintf(&b, "; audit log %s", onOff(s.prep.auditLog != nil, "on", "off"))
+	if !s.prep.stateful {
+		b.WriteString(" (read-only: no state is written)")
+	}
+	b.WriteString("\n")
 	if s.failedCount > 0 {
 		fmt.Fprintf(&b, "%d workflow(s) could not be loaded safely; details stay local\n", s.failedCount)
 	}
