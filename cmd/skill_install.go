@@ -82,7 +82,7 @@ compiled bundle and is protected workflow data.`,
 			}
 			res, err := skill.Install(skill.InstallOptions{
 				Source: src, Agents: agentIDs, Scope: scope, Copy: copyTree, Force: force, NoLock: noLock,
-				Verify: vo, Warn: func(msg string) { warnf(io.Err, "skill install: %s", msg) },
+				Verify: vo, Context: cmd.Context(), Warn: func(msg string) { warnf(io.Err, "skill install: %s", msg) },
 			})
 			if err != nil {
 				err = fmt.Errorf("skill install: %w", err)

@@ -52,7 +52,7 @@ from cosign sign-blob --bundle) is verified offline with --trusted-root or
 			if err := operandError(file, false, true); err != nil {
 				return fmt.Errorf("skill verify: %w", err)
 			}
-			res, err := skill.VerifyArchive(file, skill.VerifyOptions{SHA256: sha})
+			res, err := skill.VerifyArchive(file, skill.VerifyOptions{SHA256: sha, Context: cmd.Context()})
 			if err != nil {
 				err = fmt.Errorf("skill verify: %w", err)
 				if errors.Is(err, skill.ErrOption) {

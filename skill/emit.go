@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,8 +16,8 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
@@ -84,9 +83,16 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	if (opt.Bundle == "") == (opt.FromFlowSkill == "") {
 		return nil, errors.New("give exactly one of a bundle and a Flow skill folder")
 	}
+	// OutDir itself is the user's choice (made if missing); beneath it
+	// nothing is written, renamed or removed through a link.
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, err
 	}
+	root, err := fsutil.OpenRoot(opt.OutDir, "")
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	src := opt.FromFlowSkill
 	var input *bundle.Bundle
 	if opt.Bundle != "" {
@@ -96,12 +102,12 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 			return nil, err
 		}
 		input = b
-		tmp, err := os.MkdirTemp(opt.OutDir, ".openadapt-emit-")
+		tmpRel, err := root.MkdirTemp(".", ".openadapt-emit-")
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(tmp)
-		if src, err = runFlowEmit(ctx, opt, tmp); err != nil {
+		defer root.RemoveAll(tmpRel)
+		if src, err = runFlowEmit(ctx, opt, root.Join(tmpRel)); err != nil {
 			return nil, err
 		}
 		// Step 4: Flow's copy must be the verified input, file for file.
@@ -124,35 +130,36 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 		}
 	}
 	final := filepath.Join(opt.OutDir, name)
-	stage, err := atomicfile.StageDir(final)
+	stage, err := root.StageDir(name)
 	if err != nil {
 		return nil, err
 	}
 	defer stage.Abort()
-	if err := copyTree(srcAbs, stage.Dir); err != nil {
+	stageDir := stage.Path()
+	if err := copyTree(ctx, srcAbs, root, stage.Rel); err != nil {
 		return nil, err
 	}
-	if fi, err := os.Lstat(filepath.Join(stage.Dir, "bundle")); err != nil || !fi.IsDir() {
+	if fi, err := os.Lstat(filepath.Join(stageDir, "bundle")); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: the skill folder has no bundle/ folder", ErrLayout)
 	}
 	stageWarn := warn
 	if input != nil {
 		stageWarn = func(string) {} // already warned about the input
 	}
-	b, err := loadBundle(filepath.Join(stage.Dir, "bundle"), opt, stageWarn)
+	b, err := loadBundle(filepath.Join(stageDir, "bundle"), opt, stageWarn)
 	if err != nil {
 		return nil, err
 	}
 	if input != nil && input.ID != b.ID {
 		return nil, fmt.Errorf("%w: Flow's bundle copy differs from the verified input", ErrBundle)
 	}
-	skillMD := filepath.Join(stage.Dir, "SKILL.md")
-	if entries, err := os.ReadDir(stage.Dir); err != nil {
+	skillMD := filepath.Join(stageDir, "SKILL.md")
+	if entries, err := os.ReadDir(stageDir); err != nil {
 		return nil, err
 	} else if f, ok := skillMDFinding(entries); !ok {
 		return nil, &FindingError{Finding: f}
 	}
-	raw, err := os.ReadFile(skillMD)
+	raw, err := readSkillMD(skillMD)
 	if err != nil {
 		return nil, err
 	}
@@ -175,10 +182,10 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	for _, w := range warns {
 		warn(w)
 	}
-	if err := os.WriteFile(skillMD, out, 0o644); err != nil {
+	if err := root.WriteFile(stage.Rel+"/SKILL.md", out, 0o644); err != nil {
 		return nil, err
 	}
-	rep, err := validateDir(stage.Dir, name)
+	rep, err := validateDir(stageDir, name)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +198,7 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := stage.Commit(replace); err != nil {
+	if err := stage.Commit(replace, 0o755); err != nil {
 		return nil, err
 	}
 	res.SkillDir, err = filepath.Abs(final)
@@ -316,56 +323,6 @@ func listing(root string) ([]byte, error) {
 	return sumsBytes(entries), nil
 }
 
-// copyTree copies src into the existing folder dst, refusing symlinks and
-// special files, with modes normalised: 0644 files, 0755 executables and
-// folders.
-func copyTree(src, dst string) error {
-	entries, _, err := walkTree(src, walkOptions{})
-	if err != nil {
-		return err
-	}
-	if err := os.Chmod(dst, 0o755); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		p := filepath.Join(dst, filepath.FromSlash(e.rel))
-		if e.dir {
-			if err := os.Mkdir(p, 0o755); err != nil {
-				return err
-			}
-			if err := os.Chmod(p, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := copyFile(filepath.Join(src, filepath.FromSlash(e.rel)), p, e.mode); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Chmod(mode); err != nil { // umask-independent
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
 // mayReplace decides §2.6: absent → false; our skill with the same workflow
 // id, or the source of an in-place re-wrap → true; anything else needs force.
 func mayReplace(final, src, id string, force bool) (bool, error) {
@@ -390,7 +347,7 @@ func mayReplace(final, src, id string, force bool) (bool, error) {
 
 // workflowIDOf reads metadata.openadapt-workflow-id from dir/SKILL.md, or "".
 func workflowIDOf(dir string) string {
-	data, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
+	data, err := readSkillMD(filepath.Join(dir, "SKILL.md"))
 	if err != nil {
 		return ""
 	}

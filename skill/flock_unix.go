@@ -3,6 +3,7 @@
 package skill
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
@@ -10,15 +11,21 @@ import (
 )
 
 // lockFile takes an exclusive flock, retrying lockTries times lockDelay
-// apart.
-func lockFile(f *os.File) error {
+// apart; a canceled ctx (SIGINT/SIGTERM) stops the wait at once.
+func lockFile(ctx context.Context, f *os.File) error {
 	var err error
 	for i := 0; i < lockTries; i++ {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) {
 			return err
 		}
-		time.Sleep(lockDelay)
+		t := time.NewTimer(lockDelay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 	return err
 }

@@ -1,17 +1,20 @@
 package skill
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // Scope is where a skill is installed.
@@ -28,23 +31,34 @@ const (
 // DataBoundaryWarning is printed on every install.
 const DataBoundaryWarning = "this skill contains protected workflow data (recorded example values, step intents and the compiled bundle); install it only into agents authorized for the same data boundary as the recording, because every agent that loads it can read it"
 
-// agentLinks maps an agent id to where it reads skills when that is not
-// .agents/skills. An empty value means the agent reads .agents/skills.
+// agentDirs says where an agent reads skills when that is not
+// .agents/skills.
 type agentDirs struct {
-	project string                               // relative to the project root; "" none; "-" unsupported
-	global  func(env func(string) string) string // absolute folder of skills, "" none
+	project string                                // relative to the project root; "" none; "-" unsupported
+	global  func(env func(string) string) rootRel // the agent folder (its own root) and the skills folder in it; zero: none
 }
 
-func homeJoin(env func(string) string, elem ...string) string {
-	return filepath.Join(append([]string{env("HOME")}, elem...)...)
+// rootRel is a folder beneath a root folder. The root folder's own path is
+// the user's choice (the project, $CLAUDE_CONFIG_DIR, …) and may be reached
+// through links; beneath it nothing is followed (round2-decisions 19).
+type rootRel struct {
+	root  string // absolute root folder
+	label string // how messages name the root ("" for the project root)
+	rel   string // slash path beneath root
+}
+
+func (r rootRel) abs() string { return filepath.Join(r.root, filepath.FromSlash(r.rel)) }
+
+func homeRoot(env func(string) string, label string, elem ...string) rootRel {
+	return rootRel{root: filepath.Join(append([]string{env("HOME")}, elem...)...), label: label, rel: "skills"}
 }
 
 var agents = map[string]agentDirs{
-	"claude-code": {project: ".claude/skills", global: func(env func(string) string) string {
+	"claude-code": {project: ".claude/skills", global: func(env func(string) string) rootRel {
 		if d := env("CLAUDE_CONFIG_DIR"); d != "" {
-			return filepath.Join(d, "skills")
+			return rootRel{root: d, label: "$CLAUDE_CONFIG_DIR", rel: "skills"}
 		}
-		return homeJoin(env, ".claude", "skills")
+		return homeRoot(env, "~/.claude", ".claude")
 	}},
 	"codex":          {},
 	"cursor":         {},
@@ -53,20 +67,20 @@ var agents = map[string]agentDirs{
 	"opencode":       {},
 	"amp":            {},
 	"cline":          {},
-	"codex-legacy": {project: "-", global: func(env func(string) string) string {
+	"codex-legacy": {project: "-", global: func(env func(string) string) rootRel {
 		if d := env("CODEX_HOME"); d != "" {
-			return filepath.Join(d, "skills")
+			return rootRel{root: d, label: "$CODEX_HOME", rel: "skills"}
 		}
-		return homeJoin(env, ".codex", "skills")
+		return homeRoot(env, "~/.codex", ".codex")
 	}},
-	"goose": {project: ".goose/skills", global: func(env func(string) string) string {
+	"goose": {project: ".goose/skills", global: func(env func(string) string) rootRel {
 		if d := env("XDG_CONFIG_HOME"); d != "" {
-			return filepath.Join(d, "goose", "skills")
+			return rootRel{root: filepath.Join(d, "goose"), label: "$XDG_CONFIG_HOME/goose", rel: "skills"}
 		}
-		return homeJoin(env, ".config", "goose", "skills")
+		return homeRoot(env, "~/.config/goose", ".config", "goose")
 	}},
-	"windsurf": {project: ".windsurf/skills", global: func(env func(string) string) string {
-		return homeJoin(env, ".codeium", "windsurf", "skills")
+	"windsurf": {project: ".windsurf/skills", global: func(env func(string) string) rootRel {
+		return homeRoot(env, "~/.codeium/windsurf", ".codeium", "windsurf")
 	}},
 }
 
@@ -107,6 +121,9 @@ type InstallOptions struct {
 	Verify VerifyOptions
 	// BundleOptions are passed to bundle.Load.
 	BundleOptions []bundle.Option
+	// Context cancels the install (SIGINT/SIGTERM); the staging folder is
+	// removed. Default context.Background().
+	Context context.Context
 	// Now is the clock for the lock file (default time.Now).
 	Now func() time.Time
 	// Warn receives warnings and notes.
@@ -140,14 +157,67 @@ type InstallResult struct {
 }
 
 // testOnlySymlink lets tests make symlinks fail.
-var testOnlySymlink = os.Symlink
+var testOnlySymlink = func(r *fsutil.Root, target, rel string) error { return r.Symlink(target, rel) }
+
+// testOnlyStaged, when set, runs once the source is staged (tests use it
+// to cancel mid-install).
+var testOnlyStaged func()
+
+// ErrUnsafePath is returned (wrapped) when a write would go through a
+// symbolic link beneath an install root (the message names the link), or
+// when the lock file is a link, a folder or not a regular file.
+var ErrUnsafePath = errors.New("unsafe path")
+
+// roots opens each root folder once.
+type roots map[string]*fsutil.Root
+
+func (rs roots) open(rr rootRel, create bool) (*fsutil.Root, error) {
+	if r, ok := rs[rr.root]; ok {
+		return r, nil
+	}
+	if create {
+		if err := os.MkdirAll(rr.root, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	r, err := fsutil.OpenRoot(rr.root, rr.label)
+	if err != nil {
+		return nil, err
+	}
+	rs[rr.root] = r
+	return r, nil
+}
+
+func (rs roots) close() {
+	for _, r := range rs {
+		r.Close()
+	}
+}
+
+// unsafePath wraps a refusal to go through a link as [ErrUnsafePath].
+func unsafePath(err error) error {
+	if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) || errors.Is(err, fsutil.ErrNotDir) {
+		return fmt.Errorf("%w: %w", ErrUnsafePath, err)
+	}
+	return err
+}
 
 // Install installs a skill: a real copy at <root>/.agents/skills/<name>,
 // relative per-skill symlinks for agents that read elsewhere, and an entry
 // in the skills lock file (spec/skills.md §6). A different skill already in
 // a destination is refused ([ErrConflict]) unless Force. Nothing is changed
 // when a check fails.
-func Install(opt InstallOptions) (*InstallResult, error) {
+//
+// Every write, rename and delete goes through [fsutil.Root]: a symbolic
+// link beneath a root (.agents, .claude/skills, …) is refused with an error
+// wrapping [ErrUnsafePath] that names it, never followed. Force replaces
+// only the final entry (a link there is removed itself, its target kept).
+// The lock file is opened without following a link, before anything is
+// installed; a link, folder, FIFO or device there is refused. Each agent
+// folder ($CLAUDE_CONFIG_DIR, $CODEX_HOME, ~/.claude, the global lock's
+// folder) is its own root. Canceling opt.Context stops the install and
+// removes the staging folder.
+func Install(opt InstallOptions) (res *InstallResult, err error) {
 	getenv := opt.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -160,6 +230,11 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 	if now == nil {
 		now = time.Now
 	}
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer func() { err = unsafePath(err) }()
 	if err := CheckInstallRequest(opt.Source, opt.Agents, opt.Scope); err != nil {
 		return nil, err
 	}
@@ -175,34 +250,75 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	skillsDir := filepath.Join(root, ".agents", "skills")
-	if err := os.MkdirAll(skillsDir, 0o755); err != nil {
-		return nil, err
+	rs := roots{}
+	defer rs.close()
+
+	// 0. The lock file first: a link, folder or special file there refuses
+	// the install before anything is written. The flock is held to the end,
+	// so concurrent installs serialise.
+	var lk *lockHandle
+	if !opt.NoLock {
+		if lk, err = openLock(ctx, rs, lockPath(opt.Scope, root, getenv)); err != nil {
+			return nil, err
+		}
+		defer lk.close()
 	}
-	tmp, err := os.MkdirTemp(skillsDir, ".openadapt-install-")
+
+	canonRR := canonicalDir(opt.Scope, root, getenv)
+	// Refuse a link beneath any destination's root before writing anything.
+	for _, d := range destinationDirs(opt, root, getenv) {
+		if _, err := os.Stat(d.root); errors.Is(err, fs.ErrNotExist) {
+			continue // made later, with nothing beneath it yet
+		}
+		r, err := rs.open(d, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.CheckDir(d.rel); err != nil {
+			return nil, err
+		}
+	}
+	cr, err := rs.open(canonRR, opt.Scope == ScopeGlobal)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	if err := cr.MkdirAll(canonRR.rel, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := cr.MkdirTemp(canonRR.rel, ".openadapt-install-")
+	if err != nil {
+		return nil, err
+	}
+	defer cr.RemoveAll(tmp)
 
 	// 1. Stage the source tree as tmp/<name>.
 	var name string
 	if srcInfo.IsDir() {
 		name = filepath.Base(srcAbs)
-		if err := os.Mkdir(filepath.Join(tmp, name), 0o755); err != nil {
+		if err := cr.Mkdir(tmp+"/"+name, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: unusable skill folder name", ErrLayout)
 		}
-		if err := copyTree(srcAbs, filepath.Join(tmp, name)); err != nil {
+		if err := copyTree(ctx, srcAbs, cr, tmp+"/"+name); err != nil {
 			return nil, err
 		}
 	} else {
-		res, err := extractArchive(opt.Source, opt.Verify, tmp)
+		vo := opt.Verify
+		if vo.Context == nil {
+			vo.Context = ctx
+		}
+		res, err := extractArchive(opt.Source, vo, cr, tmp)
 		if err != nil {
 			return nil, err
 		}
 		name = res.Name
 	}
-	staged := filepath.Join(tmp, name)
+	if testOnlyStaged != nil {
+		testOnlyStaged()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	staged := cr.Join(tmp + "/" + name)
 
 	// 2. §1 errors refuse; the inner bundle is checked.
 	rep, err := validateDir(staged, name)
@@ -222,32 +338,48 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 	stagedID := workflowIDOf(staged)
 
 	// 3. Decide every destination before changing anything.
-	res := &InstallResult{Name: name, Scope: opt.Scope, Canonical: filepath.Join(skillsDir, name)}
-	canonDecision, err := decide(res.Canonical, name, stagedHash, stagedID, "", opt.Force)
+	canon := rootRel{root: canonRR.root, label: canonRR.label, rel: canonRR.rel + "/" + name}
+	res = &InstallResult{Name: name, Scope: opt.Scope, Canonical: canon.abs()}
+	canonDecision, err := decide(cr, canon, name, stagedHash, stagedID, "", opt.Force)
 	if err != nil {
 		return nil, err
 	}
 	type linkPlan struct {
 		InstalledLink
+		at       rootRel
+		r        *fsutil.Root
 		decision string
 	}
 	var plans []linkPlan
 	seen := map[string]bool{}
 	for _, a := range opt.Agents {
-		dir := linkDir(agents[a], opt.Scope, root, getenv)
-		if dir == "" {
+		dir, ok := linkDir(agents[a], opt.Scope, root, getenv)
+		if !ok {
 			continue
 		}
-		p := filepath.Join(dir, name)
+		at := rootRel{root: dir.root, label: dir.label, rel: dir.rel + "/" + name}
+		p := at.abs()
 		if seen[p] || p == res.Canonical {
 			continue
 		}
 		seen[p] = true
-		d, err := decide(p, name, stagedHash, stagedID, res.Canonical, opt.Force)
+		lr, err := rs.open(at, opt.Scope == ScopeGlobal)
 		if err != nil {
 			return nil, err
 		}
-		plans = append(plans, linkPlan{InstalledLink{Agent: a, Path: p}, d})
+		d, err := decide(lr, at, name, stagedHash, stagedID, res.Canonical, opt.Force)
+		if err != nil {
+			return nil, err
+		}
+		// A link's folder must be reachable without a link before anything
+		// is installed.
+		if _, err := lr.Lstat(dir.rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		plans = append(plans, linkPlan{InstalledLink{Agent: a, Path: p}, at, lr, d})
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 
 	// 4. Apply.
@@ -255,7 +387,7 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 	case KindUnchanged:
 		res.CanonicalKind = KindUnchanged
 	default:
-		if err := publishDir(staged, res.Canonical, canonDecision == "replace"); err != nil {
+		if err := publishDir(cr, tmp+"/"+name, canon.rel, canonDecision == "replace"); err != nil {
 			return nil, err
 		}
 		res.CanonicalKind = KindCopy
@@ -267,15 +399,16 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 			res.Links = append(res.Links, l)
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(l.Path), 0o755); err != nil {
+		parent, _ := path.Split(pl.at.rel)
+		if err := pl.r.MkdirAll(strings.TrimSuffix(parent, "/"), 0o755); err != nil {
 			return nil, err
 		}
 		if pl.decision == "replace" {
-			if err := os.RemoveAll(l.Path); err != nil {
+			if err := pl.r.RemoveAll(pl.at.rel); err != nil {
 				return nil, err
 			}
 		}
-		kind, err := linkOrCopy(res.Canonical, l.Path, opt.Copy, warn)
+		kind, err := linkOrCopy(ctx, res.Canonical, pl.r, pl.at, opt.Copy, warn)
 		if err != nil {
 			return nil, err
 		}
@@ -288,13 +421,34 @@ func Install(opt InstallOptions) (*InstallResult, error) {
 
 	// 5. The lock file.
 	res.Lock = "skipped"
-	if !opt.NoLock {
-		res.Lock, err = updateLock(opt.Scope, root, getenv, name, srcAbs, now().UTC(), warn)
+	if lk != nil {
+		res.Lock, err = updateLock(lk, opt.Scope, name, srcAbs, now().UTC(), warn)
 		if err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// destinationDirs are the folders an install writes into: the canonical
+// one and each agent's.
+func destinationDirs(opt InstallOptions, root string, getenv func(string) string) []rootRel {
+	ds := []rootRel{canonicalDir(opt.Scope, root, getenv)}
+	for _, a := range opt.Agents {
+		if d, ok := linkDir(agents[a], opt.Scope, root, getenv); ok {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+// canonicalDir is the folder holding the real copies: <project>/.agents/skills,
+// or ~/.agents/skills (~/.agents its own root).
+func canonicalDir(scope Scope, root string, getenv func(string) string) rootRel {
+	if scope == ScopeGlobal {
+		return rootRel{root: filepath.Join(root, ".agents"), label: "~/.agents", rel: "skills"}
+	}
+	return rootRel{root: root, rel: ".agents/skills"}
 }
 
 // CheckInstallRequest reports the usage errors of an install request
@@ -350,24 +504,26 @@ func installRoot(opt InstallOptions, getenv func(string) string) (string, error)
 	}
 }
 
-func linkDir(d agentDirs, scope Scope, root string, getenv func(string) string) string {
+func linkDir(d agentDirs, scope Scope, root string, getenv func(string) string) (rootRel, bool) {
 	if scope == ScopeGlobal {
 		if d.global == nil {
-			return ""
+			return rootRel{}, false
 		}
-		return d.global(getenv)
+		return d.global(getenv), true
 	}
 	if d.project == "" || d.project == "-" {
-		return ""
+		return rootRel{}, false
 	}
-	return filepath.Join(root, filepath.FromSlash(d.project))
+	return rootRel{root: root, rel: d.project}, true
 }
 
-// decide returns "new", "replace" or KindUnchanged for destination p, or an
+// decide returns "new", "replace" or KindUnchanged for destination at, or an
 // ErrConflict. canonical is set for link destinations: a symlink already
-// pointing at it is kept.
-func decide(p, name, stagedHash, stagedID, canonical string, force bool) (string, error) {
-	fi, err := os.Lstat(p)
+// pointing at it is kept. Nothing beneath at's root is followed: a link
+// among at's parents is refused here, before anything is installed.
+func decide(r *fsutil.Root, at rootRel, name, stagedHash, stagedID, canonical string, force bool) (string, error) {
+	p := at.abs()
+	fi, err := r.Lstat(at.rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "new", nil
 	}
@@ -382,7 +538,7 @@ func decide(p, name, stagedHash, stagedID, canonical string, force bool) (string
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if canonical != "" {
-			if target, err := os.Readlink(p); err == nil {
+			if target, err := r.Readlink(at.rel); err == nil {
 				if !filepath.IsAbs(target) {
 					target = filepath.Join(filepath.Dir(p), target)
 				}
@@ -414,50 +570,59 @@ func treeHash(dir string) (string, error) {
 	return TreeDigest(l), nil
 }
 
-// publishDir renames src to final; with replace, the old final is moved
-// aside first and removed only after the new one is in place (and moved
-// back if the second rename fails).
-func publishDir(src, final string, replace bool) error {
+// publishDir renames src to final (both beneath r); with replace, the old
+// final entry (folder, file or link: a link is moved, never followed) is
+// moved aside first and removed only after the new one is in place (and
+// moved back if the second rename fails).
+func publishDir(r *fsutil.Root, src, final string, replace bool) error {
+	if err := r.Chmod(src, 0o755); err != nil {
+		return err
+	}
 	if replace {
 		old := final + ".openadapt-old"
-		os.RemoveAll(old)
-		if err := os.Rename(final, old); err != nil {
+		r.RemoveAll(old)
+		if err := r.Rename(final, old); err != nil {
 			return err
 		}
-		if err := os.Rename(src, final); err != nil {
-			os.Rename(old, final)
+		if err := r.Rename(src, final); err != nil {
+			r.Rename(old, final)
 			return err
 		}
-		return os.RemoveAll(old)
+		return r.RemoveAll(old)
 	}
-	return os.Rename(src, final)
+	return r.Rename(src, final)
 }
 
-// linkOrCopy creates a relative symlink at p pointing at canonical, or a
+// linkOrCopy creates a relative symlink at at pointing at canonical, or a
 // real copy when asked or when the symlink fails (Windows, EPERM).
-func linkOrCopy(canonical, p string, forceCopy bool, warn func(string)) (string, error) {
+func linkOrCopy(ctx context.Context, canonical string, r *fsutil.Root, at rootRel, forceCopy bool, warn func(string)) (string, error) {
+	p := at.abs()
 	if !forceCopy {
 		rel, err := filepath.Rel(filepath.Dir(p), canonical)
 		if err == nil {
-			if err = testOnlySymlink(rel, p); err == nil {
+			if err = testOnlySymlink(r, rel, at.rel); err == nil {
 				return KindSymlink, nil
+			}
+			if errors.Is(err, fsutil.ErrSymlink) {
+				return "", err
 			}
 		}
 		warn(fmt.Sprintf("could not create a symlink at %s; made a real copy instead", p))
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(p), ".openadapt-copy-")
+	parent, _ := path.Split(at.rel)
+	tmp, err := r.MkdirTemp(strings.TrimSuffix(parent, "/"), ".openadapt-copy-")
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
-	dst := filepath.Join(tmp, "tree")
-	if err := os.Mkdir(dst, 0o755); err != nil {
+	defer r.RemoveAll(tmp)
+	dst := tmp + "/tree"
+	if err := r.Mkdir(dst, 0o755); err != nil {
 		return "", err
 	}
-	if err := copyTree(canonical, dst); err != nil {
+	if err := copyTree(ctx, canonical, r, dst); err != nil {
 		return "", err
 	}
-	if err := os.Rename(dst, p); err != nil {
+	if err := r.Rename(dst, at.rel); err != nil {
 		return "", err
 	}
 	return KindCopy, nil
@@ -487,18 +652,15 @@ func checkInnerBundle(dir string, opts []bundle.Option, warn func(string)) error
 }
 
 // extractArchive verifies an archive (§5) while extracting it into
-// dir/<name> through an os.Root, so no write can escape dir. SHA256SUMS is
-// checked but not extracted: it describes the archive, and leaving it out
-// keeps an install from an archive identical to one from the folder.
-func extractArchive(file string, vo VerifyOptions, dir string) (*VerifyResult, error) {
-	r, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+// dir/<name> beneath r, so no write can escape dir or go through a link.
+// SHA256SUMS is checked but not extracted: it describes the archive, and
+// leaving it out keeps an install from an archive identical to one from the
+// folder.
+func extractArchive(file string, vo VerifyOptions, r *fsutil.Root, dir string) (*VerifyResult, error) {
 	sk := func(top, rel string, isDir bool, mode fs.FileMode, src io.Reader) error {
-		p := filepath.Join(top, filepath.FromSlash(rel))
-		if err := r.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		p := dir + "/" + top + "/" + rel
+		parent, _ := path.Split(p)
+		if err := r.MkdirAll(strings.TrimSuffix(parent, "/"), 0o755); err != nil {
 			return err
 		}
 		if isDir {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 type installEnv struct {
@@ -223,8 +224,8 @@ func TestInstallConflict(t *testing.T) {
 }
 
 func TestInstallSymlinkFailure(t *testing.T) {
-	defer func(f func(string, string) error) { testOnlySymlink = f }(testOnlySymlink)
-	testOnlySymlink = func(string, string) error { return &os.LinkError{Op: "symlink", Err: os.ErrPermission} }
+	defer func(f func(*fsutil.Root, string, string) error) { testOnlySymlink = f }(testOnlySymlink)
+	testOnlySymlink = func(*fsutil.Root, string, string) error { return &os.LinkError{Op: "symlink", Err: os.ErrPermission} }
 	e := newInstallEnv(t)
 	res, err := Install(e.opts(emitted(t), "claude-code"))
 	if err != nil {

@@ -2,14 +2,19 @@ package skill
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // Lock file versions written by the `skills` CLI (vercel-labs skills 1.7.4).
@@ -25,15 +30,104 @@ var (
 	lockDelay = 100 * time.Millisecond
 )
 
-// lockPath returns the lock file of a scope.
-func lockPath(scope Scope, root string, getenv func(string) string) string {
+// lockPath returns the lock file of a scope. The global lock's folder is
+// its own root; the project lock lives in the project root.
+func lockPath(scope Scope, root string, getenv func(string) string) rootRel {
 	if scope == ScopeGlobal {
 		if d := getenv("XDG_STATE_HOME"); d != "" {
-			return filepath.Join(d, "skills", ".skill-lock.json")
+			return rootRel{root: filepath.Join(d, "skills"), label: "$XDG_STATE_HOME/skills", rel: ".skill-lock.json"}
 		}
-		return filepath.Join(getenv("HOME"), ".agents", ".skill-lock.json")
+		return rootRel{root: filepath.Join(getenv("HOME"), ".agents"), label: "~/.agents", rel: ".skill-lock.json"}
 	}
-	return filepath.Join(root, "skills-lock.json")
+	return rootRel{root: root, rel: "skills-lock.json"}
+}
+
+// lockHandle is a lock file opened (and flocked) before an install starts,
+// or the place to create one when none exists yet.
+type lockHandle struct {
+	ctx context.Context
+	at  rootRel
+	rs  roots
+	f   *os.File // nil: no lock file yet
+}
+
+func (l *lockHandle) close() {
+	if l.f != nil {
+		unlockFile(l.f)
+		l.f.Close()
+	}
+}
+
+// lockRefusal explains why a lock file cannot be used.
+func lockRefusal(at rootRel, err error) error {
+	var le *fsutil.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%w: skills lock file: %w", ErrUnsafePath, err)
+	}
+	if errors.Is(err, fsutil.ErrNotRegular) || errors.Is(err, syscall.EISDIR) {
+		return fmt.Errorf("%w: skills lock file %s is not a regular file", ErrUnsafePath, at.abs())
+	}
+	return fmt.Errorf("opening skills lock file %s: %w", at.abs(), unwrapPathError(err))
+}
+
+// openLock opens an existing lock file without following a link (on the
+// file or beneath its root), refusing a link, folder, FIFO, device or a
+// file above the lock-file cap, and takes the flock. A missing lock file is
+// created later, by updateLock.
+func openLock(ctx context.Context, rs roots, at rootRel) (*lockHandle, error) {
+	lk := &lockHandle{ctx: ctx, at: at, rs: rs}
+	if _, err := os.Stat(at.root); errors.Is(err, fs.ErrNotExist) {
+		return lk, nil
+	}
+	r, err := rs.open(at, false)
+	if err != nil {
+		return nil, err
+	}
+	f, err := r.OpenFile(at.rel, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return lk, nil
+	}
+	if err != nil {
+		return nil, lockRefusal(at, err)
+	}
+	if err := lk.take(f); err != nil {
+		return nil, err
+	}
+	return lk, nil
+}
+
+func (l *lockHandle) take(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if fi.Size() > fsutil.LockFile.Max {
+		f.Close()
+		return fmt.Errorf("%w: skills lock file %s: %w", ErrUnsafePath, l.at.abs(), &fsutil.TooLargeError{Limit: fsutil.LockFile, Size: fi.Size()})
+	}
+	if err := lockFile(l.ctx, f); err != nil {
+		f.Close()
+		return fmt.Errorf("locking %s: %w", l.at.abs(), err)
+	}
+	l.f = f
+	return nil
+}
+
+// create makes the lock file (and its root folder) when none existed.
+func (l *lockHandle) create() error {
+	r, err := l.rs.open(l.at, true)
+	if err != nil {
+		return err
+	}
+	f, err := r.OpenFile(l.at.rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		f, err = r.OpenFile(l.at.rel, os.O_RDWR, 0)
+	}
+	if err != nil {
+		return lockRefusal(l.at, err)
+	}
+	return l.take(f)
 }
 
 // object is a JSON object that keeps its keys' order and raw values, so
@@ -108,23 +202,17 @@ func (o *object) MarshalJSON() ([]byte, error) {
 // updateLock records the skill in the lock file of the scope. A file with
 // another version, or one that does not parse, is left untouched with a
 // warning: gh and the skills CLI would discard it; we never do.
-func updateLock(scope Scope, root string, getenv func(string) string, name, source string, now time.Time, warn func(string)) (string, error) {
-	path := lockPath(scope, root, getenv)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
+func updateLock(lk *lockHandle, scope Scope, name, source string, now time.Time, warn func(string)) (string, error) {
+	path := lk.at.abs()
+	if lk.f == nil {
+		if err := lk.create(); err != nil {
+			return "", err
+		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f := lk.f
+	data, err := fsutil.ReadAll(context.Background(), f, 0, fsutil.LockFile)
 	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if err := lockFile(f); err != nil {
-		return "", fmt.Errorf("locking %s: %w", path, err)
-	}
-	defer unlockFile(f)
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return "", err
+		return "", fmt.Errorf("reading skills lock file %s: %w", path, err)
 	}
 	want := globalLockVersion
 	if scope == ScopeProject {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // Format is an archive format.
@@ -333,7 +335,9 @@ func (s *treeSource) read(root string) {
 // readFile appends file i to batch b, sending full batches, and returns
 // the batch to continue with (nil when stopped).
 func (s *treeSource) readFile(p string, i int, e *entry, b *batch) (*batch, error) {
-	f, err := os.Open(p)
+	// Regular files only, never through a final link (the walk refused
+	// links; this catches a swap, and a FIFO swapped in cannot block).
+	f, _, err := fsutil.Open(p, anyFile, fsutil.NoFollow)
 	if err != nil {
 		return b, err
 	}
@@ -533,28 +537,9 @@ func PackFile(dir, out string, opt PackOptions) (res *PackResult, err error) {
 	return res, nil
 }
 
-// writeViaTemp creates a temporary sibling of path, lets fill write it, and
-// renames it into place; on any error the temporary file is removed.
-func writeViaTemp(path string, fill func(*os.File) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = fill(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+// writeViaTemp writes path all-or-nothing through internal/fsutil: a
+// temporary sibling, filled, synced and renamed into place; a link at path
+// is replaced, never followed; on any error nothing is left behind.
+func writeViaTemp(path string, fill func(*os.File) error) error {
+	return fsutil.WriteFileFunc(path, 0o644, fill)
 }

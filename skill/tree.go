@@ -1,12 +1,14 @@
 package skill
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // SumsFile is the digest manifest inside every packed skill: one line
@@ -174,7 +178,7 @@ func hashEntries(root string, entries []entry, workers int) error {
 }
 
 func hashFile(p string, e *entry, buf []byte) error {
-	f, err := os.Open(p)
+	f, _, err := fsutil.Open(p, anyFile, fsutil.NoFollow)
 	if err != nil {
 		return err
 	}
@@ -211,4 +215,65 @@ func sumsBytes(entries []entry) []byte {
 func TreeDigest(sums []byte) string {
 	s := sha256.Sum256(sums)
 	return "h1:" + base64.StdEncoding.EncodeToString(s[:])
+}
+
+// copyTree copies src into the existing folder dstRel beneath r, refusing
+// symlinks and special files in src, with modes normalised: 0644 files,
+// 0755 executables and folders. Every write goes through r, so no link
+// beneath the root is followed; every source file is opened without
+// following a link (walkTree refused links, this catches a swap) and as a
+// regular file only. It stops with ctx's error once ctx is canceled.
+func copyTree(ctx context.Context, src string, r *fsutil.Root, dstRel string) error {
+	entries, _, err := walkTree(src, walkOptions{})
+	if err != nil {
+		return err
+	}
+	if err := r.Chmod(dstRel, 0o755); err != nil {
+		return err
+	}
+	buf := make([]byte, 256<<10)
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel := dstRel + "/" + e.rel
+		if e.dir {
+			if err := r.Mkdir(rel, 0o755); err != nil {
+				return err
+			}
+			if err := r.Chmod(rel, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := copyFileInto(ctx, filepath.Join(src, filepath.FromSlash(e.rel)), r, rel, e.mode, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// anyFile opens a tree member of any size (the walk already bounded what
+// is read) as a regular file only.
+var anyFile = fsutil.Limit{Kind: "skill file", Max: math.MaxInt64}
+
+func copyFileInto(ctx context.Context, src string, r *fsutil.Root, rel string, mode fs.FileMode, buf []byte) error {
+	in, _, err := fsutil.Open(src, anyFile, fsutil.NoFollow)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyBuffer(out, fsutil.CtxReader(ctx, in), buf); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Chmod(mode); err != nil { // umask-independent
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

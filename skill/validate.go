@@ -2,6 +2,7 @@ package skill
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v2"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // Limits of spec/skills.md §1.
@@ -111,7 +114,7 @@ func validateDir(abs, dirName string) (*Report, error) {
 		r.Findings = append(r.Findings, f)
 		return r, nil
 	}
-	data, err := os.ReadFile(filepath.Join(abs, "SKILL.md"))
+	data, err := readSkillMD(filepath.Join(abs, "SKILL.md"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPath, path, unwrapPathError(err))
 	}
@@ -374,4 +377,10 @@ func printable(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// readSkillMD reads a SKILL.md as a regular file of at most the SKILL.md
+// cap, without following a final link.
+func readSkillMD(p string) ([]byte, error) {
+	return fsutil.ReadFile(context.Background(), p, fsutil.SkillMD, fsutil.NoFollow)
 }

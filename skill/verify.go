@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // Limits caps what [VerifyArchive] and [Install] read from an archive. The
@@ -66,6 +69,9 @@ type VerifyOptions struct {
 	SHA256 string
 	// Limits default to [DefaultLimits].
 	Limits *Limits
+	// Context stops the check (SIGINT/SIGTERM) between reads; default
+	// context.Background().
+	Context context.Context
 }
 
 // VerifyResult describes a verified archive. Every field is safe to print.
@@ -105,31 +111,33 @@ func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, e
 	if opt.Limits != nil {
 		lim = *opt.Limits
 	}
-	f, err := os.Open(file)
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// One bounded open (internal/fsutil): a FIFO, socket or device is
+	// refused at once, without blocking; the size cap is max-archive-size.
+	f, fi, err := fsutil.Open(file, fsutil.Limit{Kind: fsutil.Archive.Kind, Max: lim.MaxArchiveBytes})
+	if errors.Is(err, fsutil.ErrTooLarge) {
+		return nil, limitErr("archive exceeds max-archive-size", lim.MaxArchiveBytes, true)
+	}
+	if errors.Is(err, fsutil.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrPath, file)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPath, file, unwrapPathError(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrPath, file)
-	}
 	size := fi.Size()
-	if size > lim.MaxArchiveBytes {
-		return nil, limitErr("archive exceeds max-archive-size", lim.MaxArchiveBytes, true)
-	}
 	res := &VerifyResult{Archive: file}
 
 	// The archive digest first: nothing else is trusted before it matches.
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, fsutil.CtxReader(ctx, f)); err != nil {
 		return nil, err
 	}
 	res.SHA256 = hex.EncodeToString(h.Sum(nil))
-	want, source, err := expectedDigest(file, opt.SHA256)
+	want, source, err := expectedDigest(ctx, file, opt.SHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +150,7 @@ func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, e
 	if _, err := f.ReadAt(magic, 0); err != nil {
 		return nil, ErrUnknownArchive
 	}
-	w := &walker{lim: lim, archiveSize: size, sink: sk, seen: map[string]bool{}, files: map[string][32]byte{}, dirs: map[string]bool{}}
+	w := &walker{ctx: ctx, lim: lim, archiveSize: size, sink: sk, seen: map[string]bool{}, files: map[string][32]byte{}, dirs: map[string]bool{}}
 	switch {
 	case bytes.Equal(magic, []byte("PK\x03\x04")):
 		res.Format = FormatZip
@@ -169,7 +177,7 @@ func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, e
 var hexDigest = lazyre.New(`^[0-9a-f]{64}$`)
 
 // expectedDigest returns the digest to check and where it came from.
-func expectedDigest(file, flag string) (string, string, error) {
+func expectedDigest(ctx context.Context, file, flag string) (string, string, error) {
 	if flag != "" {
 		d := strings.ToLower(strings.TrimPrefix(flag, "sha256:"))
 		if !hexDigest().MatchString(d) {
@@ -177,9 +185,12 @@ func expectedDigest(file, flag string) (string, string, error) {
 		}
 		return d, "flag", nil
 	}
-	data, err := os.ReadFile(file + ".sha256")
+	data, err := fsutil.ReadFile(ctx, file+".sha256", fsutil.Sidecar)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", "", nil
+	}
+	if errors.Is(err, fsutil.ErrNotRegular) || errors.Is(err, fsutil.ErrTooLarge) {
+		return "", "", fmt.Errorf("%w: sidecar %s.sha256: %w", ErrPath, filepath.Base(file), unwrapPathError(err))
 	}
 	if err != nil {
 		return "", "", err
@@ -194,6 +205,7 @@ func expectedDigest(file, flag string) (string, string, error) {
 
 // walker applies the entry rules while an archive is read.
 type walker struct {
+	ctx         context.Context
 	lim         Limits
 	archiveSize int64
 	sink        sink
@@ -270,7 +282,7 @@ func (w *walker) entry(name string, dir bool) (string, error) {
 // file reads one regular file through a limiting reader: header sizes can
 // lie, so the actual bytes are counted.
 func (w *walker) file(rel string, mode fs.FileMode, r io.Reader, ratioBase int64) error {
-	lr := &limitedReader{r: r, n: w.lim.MaxFileBytes + 1}
+	lr := &limitedReader{r: fsutil.CtxReader(w.ctx, r), n: w.lim.MaxFileBytes + 1}
 	h := sha256.New()
 	var capture *bytes.Buffer
 	if rel == "SKILL.md" || rel == SumsFile {

@@ -1,7 +1,6 @@
 package atomicfile
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,52 +38,6 @@ func TestWriteFileFailureLeavesNothing(t *testing.T) {
 	}
 	assertOnly(t, dir, "taken")
 }
-
-func TestStageCommitAndAbort(t *testing.T) {
-	dir := t.TempDir()
-	final := filepath.Join(dir, "skill")
-
-	s, err := StageDir(final)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(s.Dir, "SKILL.md"), []byte("a"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(false); err != nil {
-		t.Fatal(err)
-	}
-	s.Abort() // no-op after commit
-	if _, err := os.Stat(filepath.Join(final, "SKILL.md")); err != nil {
-		t.Fatalf("committed file missing: %v", err)
-	}
-
-	s2, err := StageDir(final)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.Commit(false); !errors.Is(err, ErrExists) {
-		t.Fatalf("Commit over existing folder = %v, want ErrExists", err)
-	}
-	s2.Abort()
-	assertOnly(t, dir, "skill")
-
-	s3, err := StageDir(final)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(s3.Dir, "NEW.md"), []byte("b"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s3.Commit(true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(final, "SKILL.md")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("replaced folder still has the old file")
-	}
-	assertOnly(t, dir, "skill")
-}
-
 func assertOnly(t *testing.T, dir string, names ...string) {
 	t.Helper()
 	ents, err := os.ReadDir(dir)

@@ -13,7 +13,16 @@ import (
 // perm, synced and renamed over rel. A link at rel is replaced, never
 // followed. Missing parent folders are made (0755). On error nothing is
 // left behind and rel is as it was.
-func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) (err error) {
+func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
+	return r.WriteFileFunc(rel, perm, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc is [Root.WriteFile] with the content written by fill into
+// the temporary file (streamed: an archive being packed).
+func (r *Root) WriteFileFunc(rel string, perm fs.FileMode, fill func(*os.File) error) (err error) {
 	rel, err = clean(rel)
 	if err != nil {
 		return err
@@ -36,8 +45,8 @@ func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) (err error) 
 	if err = f.Chmod(perm); err != nil {
 		return fmt.Errorf("setting mode of %s: %w", base, err)
 	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", base, err)
+	if err = fill(f); err != nil {
+		return err
 	}
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("syncing %s: %w", base, err)
@@ -62,6 +71,14 @@ func joinRel(dir, name string) string {
 // root (it must exist), so a link at path itself is replaced, never
 // followed (this replaces internal/atomicfile.WriteFile).
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return WriteFileFunc(path, perm, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc is [WriteFile] with the content streamed by fill.
+func WriteFileFunc(path string, perm fs.FileMode, fill func(*os.File) error) error {
 	dir, base := filepath.Split(filepath.Clean(path))
 	if dir == "" {
 		dir = "."
@@ -71,7 +88,7 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	defer r.Close()
-	return r.WriteFile(base, data, perm)
+	return r.WriteFileFunc(base, perm, fill)
 }
 
 // ErrExists is returned by [Stage.Commit] when the final entry exists and

@@ -101,8 +101,9 @@ func TestSymlinkedAncestorRefused(t *testing.T) {
 		})
 	}
 	// The component-wise walk (used without openat2) names the link too.
-	_, err := r.walk(".claude/skills/x", true, 0o755, "write")
-	wantLink(t, err, ".claude/skills")
+	if err := walkErr(r, ".claude/skills/x"); err != errNoWalk {
+		wantLink(t, err, ".claude/skills")
+	}
 	unchanged()
 }
 
@@ -351,6 +352,8 @@ func TestReadAllCanceled(t *testing.T) {
 		t.Fatalf("CtxReader: %v", err)
 	}
 }
+
+var errNoWalk = errors.New("no component-wise walk on this system")
 
 type zeros struct{}
 

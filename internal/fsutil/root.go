@@ -106,3 +106,28 @@ func randomSuffix() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// CheckDir reports whether rel can be written into without a link: nil
+// when rel is a real folder or does not exist yet (its existing ancestors
+// being real folders), a [*LinkError] naming the first link, or an error
+// wrapping [ErrNotDir]. Use it to refuse before changing anything.
+func (r *Root) CheckDir(rel string) error {
+	rel, err := clean(rel)
+	if err != nil {
+		return err
+	}
+	fi, err := r.lstat(rel, "write")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &LinkError{Op: "write", Path: r.display(rel)}
+	case !fi.IsDir():
+		return &fs.PathError{Op: "write", Path: r.display(rel), Err: ErrNotDir}
+	}
+	return nil
+}

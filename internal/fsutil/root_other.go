@@ -114,13 +114,15 @@ func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error
 	return os.OpenFile(r.Join(rel), flag, perm)
 }
 
-func (r *Root) Lstat(rel string) (fs.FileInfo, error) {
+func (r *Root) Lstat(rel string) (fs.FileInfo, error) { return r.lstat(rel, "open") }
+
+func (r *Root) lstat(rel, op string) (fs.FileInfo, error) {
 	rel, err := clean(rel)
 	if err != nil {
 		return nil, err
 	}
 	if rel != "." {
-		if err := r.check(rel, false, false, "open"); err != nil {
+		if err := r.check(rel, false, false, op); err != nil {
 			return nil, err
 		}
 	}

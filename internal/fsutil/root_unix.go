@@ -203,7 +203,9 @@ func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error
 
 // Lstat describes rel without following a final link (and refuses a link
 // among its ancestors).
-func (r *Root) Lstat(rel string) (fs.FileInfo, error) {
+func (r *Root) Lstat(rel string) (fs.FileInfo, error) { return r.lstat(rel, "open") }
+
+func (r *Root) lstat(rel, op string) (fs.FileInfo, error) {
 	rel, err := clean(rel)
 	if err != nil {
 		return nil, err
@@ -215,7 +217,7 @@ func (r *Root) Lstat(rel string) (fs.FileInfo, error) {
 		}
 		return newFileInfo(".", &st), nil
 	}
-	pfd, base, err := r.parent(rel, false, "open")
+	pfd, base, err := r.parent(rel, false, op)
 	if err != nil {
 		return nil, err
 	}

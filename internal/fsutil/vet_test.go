@@ -34,11 +34,6 @@ var pending = map[string]string{
 	"internal/attention/attention.go":  "s9 (folder listing)",
 	"internal/flowrun/open_other.go":   "s9",
 	"internal/flowhelper/python.go":    "a13 (readHead)",
-	"skill/verify.go":                  "h10 (next commit)",
-	"skill/emit.go":                    "h10 (next commit)",
-	"skill/pack.go":                    "h10 (next commit)",
-	"skill/tree.go":                    "h10 (next commit)",
-	"skill/validate.go":                "h10 (next commit)",
 }
 
 // TestNoDirectReads is a vet-style check over the source: outside this
