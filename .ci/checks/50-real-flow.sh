@@ -46,19 +46,30 @@ echo "50-real-flow: realflow ready ($(elapsed))"
 echo "50-real-flow: helper contract tests against real Flow"
 timeout 600 go test -count=1 -run 'RealFlow' ./internal/flowhelper/
 
+# ---------------------------------------------------------------- shared tutorial preparation
+# One real tutorial bundle (Flow's record + compile + certify against MockMed)
+# for every check below (decision §12.20). Its own HOME: the runs that use it
+# bring their own authority database.
+echo "50-real-flow: preparing Flow's tutorial bundle once"
+mkdir -p "$tmp/tut-home"
+if ! HOME="$tmp/tut-home" timeout 900 "$OPENADAPT_REALFLOW_DIR/bin/openadapt-flow" tutorial --out "$tmp/tutorial" \
+    >"$tmp/tutorial.out" 2>&1 || [ ! -f "$tmp/tutorial/bundle/workflow.json" ]; then
+  echo "50-real-flow: FAILED: openadapt-flow tutorial did not produce a bundle" >&2
+  tail -n 30 "$tmp/tutorial.out" >&2 || true
+  exit 1
+fi
+export OPENADAPT_REALFLOW_TUTORIAL="$tmp/tutorial"
+echo "50-real-flow: tutorial bundle ready ($(elapsed))"
+
 # ---------------------------------------------------------------- attended e2e (a13)
 # The real binary + embedded helper + an MCP client with form elicitation
-# (serve/realflow_test.go, cmd/attention_realflow_test.go): list, reject,
-# teach, escalate, replay, key reuse, stale digest, journal; the run tool
-# halting on a real durable pause with no planted value on the wire.
-if go list ./serve >/dev/null 2>&1 && grep -qs 'func TestRealFlow' serve/*_test.go; then
-  echo "50-real-flow: attended end to end (serve)"
-  timeout 900 go test -count=1 -run 'RealFlow' ./serve/
-fi
-if grep -qs 'func TestRealFlow' cmd/*_test.go; then
-  echo "50-real-flow: attended end to end (openadapt-agent attention)"
-  timeout 600 go test -count=1 -run 'RealFlow' ./cmd/
-fi
+# (cmd/attended_realflow_test.go): two governed runs through the run tool
+# halt on real durable pauses (fault=session) with no planted value on the
+# wire; then list, reject, teach, escalate, replays, key reuse, a stale
+# digest, Flow's decision journal, and a client without elicitation.
+echo "50-real-flow: attended end to end (real binary, helper, Flow)"
+timeout 900 go test -count=1 -run 'TestRealFlowAttendedE2E' ./cmd/
+echo "50-real-flow: attended end to end passed ($(elapsed))"
 
 # ---------------------------------------------------------------- tutorial (t14)
 # t14: the tutorial checks go here; share one tutorial preparation with the
