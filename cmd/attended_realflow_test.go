@@ -98,8 +98,12 @@ type syncWriter struct {
 	b  strings.Builder
 }
 
-func (w *syncWriter) Write(p []byte) (int, error) { w.mu.Lock(); defer w.mu.Unlock(); return w.b.Write(p) }
-func (w *syncWriter) String() string              { w.mu.Lock(); defer w.mu.Unlock(); return w.b.String() }
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+func (w *syncWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.b.String() }
 
 func (e *rfE2E) serve(elicit bool, flags ...string) *e2eSession {
 	e.t.Helper()

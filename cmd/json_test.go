@@ -36,6 +36,7 @@ func jsonFailurePaths(tmp string) map[string][]string {
 		"skill verify":     {filepath.Join(tmp, "nope.skill")},
 		"skill install":    {filepath.Join(tmp, "nope"), "--agent", "codex", "--global"},
 		"doctor":           {"--bundles", filepath.Join(tmp, "nope")},
+		"attention list":   {"--runs-dir", filepath.Join(tmp, "nope")},
 	}
 }
 

@@ -99,6 +99,7 @@ openadapt-flow does it.`,
 		newTutorialCmd(io),
 		newDoctorCmd(io),
 		newAuthoringCmd(io),
+		newAttentionCmd(io),
 	)
 	addCompletionCmd(root)
 	registerCompletions(root)

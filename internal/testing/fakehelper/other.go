@@ -16,3 +16,6 @@ func Install(t testing.TB) string {
 	t.Skip("fakehelper: POSIX only")
 	return ""
 }
+
+// Main reports that the fake helper is POSIX-only.
+func Main() int { return 2 }
