@@ -232,6 +232,11 @@ func TestDistManifestReadOnly(t *testing.T) {
 	if bd := userConfig["bundles_dir"].(map[string]any); bd["type"] != "directory" || bd["required"] != true {
 		t.Errorf("user_config.bundles_dir = %v, want a required directory", bd)
 	}
+	// runs_dir is optional (round2-decisions.md 3): empty means serve's
+	// per-user default.
+	if rd := userConfig["runs_dir"].(map[string]any); rd["required"] != false || rd["default"] != "" {
+		t.Errorf("user_config.runs_dir = %v, want optional with default \"\"", rd)
+	}
 	for _, a := range args {
 		if strings.Contains(a, "bundle_key") {
 			t.Errorf("the bundle key must never be an argument: %q", a)
@@ -481,13 +486,19 @@ func TestDistManifestArgsStartServe(t *testing.T) {
 	for _, tc := range []struct {
 		allowRun bool
 		want     string
-	}{{false, "; run tools disabled;"}, {true, "; run tools enabled;"}} {
+		runsDir  bool
+	}{{false, "; run tools disabled;", true}, {true, "; run tools enabled;", true}, {false, "; run tools disabled;", false}, {true, "; run tools enabled;", false}} {
 		userConfig := map[string]any{}
 		for k, o := range m["user_config"].(map[string]any) {
 			userConfig[k] = o.(map[string]any)["default"]
 		}
+		state := t.TempDir()
+		t.Setenv("XDG_STATE_HOME", state)
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
 		userConfig["bundles_dir"] = t.TempDir()
-		userConfig["runs_dir"] = filepath.Join(t.TempDir(), "runs")
+		if tc.runsDir {
+			userConfig["runs_dir"] = filepath.Join(t.TempDir(), "runs")
+		}
 		userConfig["allow_run"] = tc.allowRun
 		var args []string
 		for _, a := range cfg["args"].([]any) {
@@ -497,6 +508,12 @@ func TestDistManifestArgsStartServe(t *testing.T) {
 		code := Run(context.Background(), args, nil, &stdout, &stderr)
 		if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("allow_run=%v: serve %q exited %d, stdout %q, stderr %q; want exit 0 and %q", tc.allowRun, args, code, stdout.String(), stderr.String(), tc.want)
+		}
+		// With runs_dir left empty, a server that runs Flow uses the
+		// per-user state folder; a read-only one creates nothing.
+		_, err := os.Stat(filepath.Join(state, "openadapt-agent", "runs", ".openadapt-agent"))
+		if !tc.runsDir && tc.allowRun != (err == nil) {
+			t.Errorf("allow_run=%v, runs_dir empty: per-user state folder exists = %v", tc.allowRun, err == nil)
 		}
 	}
 }

@@ -35,7 +35,8 @@ output, and never the bundle key.
 
 Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails,
 2 for a usage error.`,
-		Example: `  openadapt-agent doctor --bundles ~/openadapt/bundles --runs-dir ~/.openadapt/runs
+		Example: `  openadapt-agent doctor --bundles ~/openadapt/bundles
+  openadapt-agent doctor --bundles ~/openadapt/bundles --runs-dir ~/.openadapt/runs
   openadapt-agent doctor --json`,
 		Args: noArgs(),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -63,7 +64,7 @@ Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails,
 	}
 	f := c.Flags()
 	f.StringVar(&opts.Bundles, "bundles", "", "bundle folder, or folder of bundle folders (as for serve)")
-	f.StringVar(&opts.RunsDir, "runs-dir", doctor.DefaultRunsDir, "runs folder (as for serve)")
+	f.StringVar(&opts.RunsDir, "runs-dir", "", "runs folder (as for serve; default the per-user state folder)")
 	f.StringVar(&opts.Ledger, "ledger", "", "admission ledger file or evidence folder (default: the embedded snapshot)")
 	f.StringVar(&opts.FlowCLI, "flow-cli", "openadapt-flow", "command that starts Flow, split like a shell command without expansions")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")

@@ -25,7 +25,7 @@ func newServeCmd(io *IO) *cobra.Command {
 JSON-RPC only; the banner, warnings and logs go to stderr.
 
 Register it with an MCP client, for example:
-  claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run --runs-dir /ABSOLUTE/PATH/TO/runs
+  claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run
 
 A read-only server (no --allow-run) writes no state: no runs folder, no
 audit log unless --audit-log names one. The verified-digest cache lives in

@@ -89,11 +89,12 @@ func serverCommand(env Env, opts Options) (string, []string) {
 	if opts.Bundles != "" {
 		bundles = absFrom(env.WorkDir, opts.Bundles)
 	}
-	runs := suggestedRunsDir(env)
+	// serve's default runs folder is the per-user state folder, which works
+	// from any working folder: name --runs-dir only when the operator did.
+	args := []string{"serve", "--bundles", bundles}
 	if opts.RunsDirSet {
-		runs = absFrom(env.WorkDir, opts.RunsDir)
+		args = append(args, "--runs-dir", absFrom(env.WorkDir, opts.RunsDir))
 	}
-	args := []string{"serve", "--bundles", bundles, "--runs-dir", runs}
 	if opts.FlowCLISet {
 		args = append(args, "--flow-cli", opts.FlowCLI)
 	}

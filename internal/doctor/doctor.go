@@ -95,6 +95,9 @@ type Env struct {
 	Stat func(string) (os.FileInfo, error)
 	// HomeDir is the user's home folder, "" when unknown.
 	HomeDir string
+	// DefaultRunsDir is serve's default --runs-dir, the per-user state
+	// folder (internal/userdirs), "" when unknown.
+	DefaultRunsDir string
 	// WorkDir is the current folder; relative paths resolve against it.
 	WorkDir string
 	// Executable is this program's absolute path, "" when unknown. Snippets
@@ -120,7 +123,8 @@ type LedgerFunc func(ctx context.Context, path string, now time.Time) Check
 type Options struct {
 	// Bundles is --bundles; "" means not given.
 	Bundles string
-	// RunsDir is --runs-dir; "" means serve's default "runs".
+	// RunsDir is --runs-dir; "" means serve's default, the per-user state
+	// folder ([Env].DefaultRunsDir).
 	RunsDir string
 	// RunsDirSet reports that --runs-dir was given explicitly.
 	RunsDirSet bool
@@ -135,8 +139,6 @@ type Options struct {
 // errFlowVersion: the Flow command ran but did not exit 0.
 var errFlowVersion = errors.New("flow --version did not succeed")
 
-// DefaultRunsDir is serve's --runs-dir default (mcp-surface.md §1.1).
-const DefaultRunsDir = "runs"
 
 // MinFlowVersion is the Flow release this agent's contracts were written
 // against (shared/spec/flow-run.md: Flow 1.32.0).
@@ -147,7 +149,12 @@ const MinFlowVersion = "1.32.0"
 func Run(ctx context.Context, env Env, opts Options, version string) *Report {
 	env = withDefaults(env)
 	if opts.RunsDir == "" {
-		opts.RunsDir = DefaultRunsDir
+		// serve's default (round2-decisions.md 3): absolute, so it works
+		// from any folder. Without a home folder it cannot be known.
+		opts.RunsDir = env.DefaultRunsDir
+		if opts.RunsDir == "" {
+			opts.RunsDir = "/ABSOLUTE/PATH/TO/runs"
+		}
 	}
 	if opts.FlowCLI == "" {
 		opts.FlowCLI = flowrun.DefaultFlowCommand
@@ -446,9 +453,6 @@ func checkRunsDir(env Env, opts Options) Check {
 	if relative {
 		c.Status = Warn
 		c.Message += ", but the path is relative"
-		if !opts.RunsDirSet {
-			c.Message += " (serve's default ./runs)"
-		}
 		c.Fix = relFix
 		return c
 	}

@@ -59,11 +59,12 @@ func (f *fake) Env() Env {
 			}
 			return "", errors.New("not found")
 		},
-		HomeDir:    f.home,
-		WorkDir:    f.work,
-		Executable: f.exe,
-		TempDir:    f.tmp,
-		Now:        func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) },
+		HomeDir:        f.home,
+		DefaultRunsDir: filepath.Join(f.home, ".local", "state", "openadapt-agent", "runs"),
+		WorkDir:        f.work,
+		Executable:     f.exe,
+		TempDir:        f.tmp,
+		Now:            func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) },
 		FlowVersion: func(_ context.Context, argv []string) (string, error) {
 			f.calls = append(f.calls, argv)
 			return f.version, f.verErr
@@ -247,7 +248,9 @@ func TestRunsDir(t *testing.T) {
 		{name: "file", opts: Options{RunsDir: file, RunsDirSet: true}, wantStatus: Fail, wantMsg: "the runs folder path exists but is not a folder"},
 		{name: "under a file", opts: Options{RunsDir: filepath.Join(file, "runs"), RunsDirSet: true}, wantStatus: Fail, wantMsg: "the runs folder does not exist and cannot be created here"},
 		{name: "state folder is a symlink", opts: Options{RunsDir: badState, RunsDirSet: true}, wantStatus: Fail, wantMsg: "the agent state folder .openadapt-agent inside the runs folder is not a real folder"},
-		{name: "default is relative", wantStatus: Warn, wantMsg: "the runs folder does not exist yet; serve creates it (mode 0700), but the path is relative (serve's default ./runs)"},
+		// serve's default is the per-user state folder: absolute, so it works
+		// from any folder (round2-decisions.md 3).
+		{name: "default is the per-user state folder", wantStatus: OK, wantMsg: "the runs folder does not exist yet; serve creates it (mode 0700)"},
 		{name: "explicit relative", opts: Options{RunsDir: "runs", RunsDirSet: true}, wantStatus: Warn, wantMsg: "the runs folder does not exist yet; serve creates it (mode 0700), but the path is relative"},
 	}
 	for _, tt := range tests {
@@ -282,7 +285,7 @@ func TestRunsDirNotWritable(t *testing.T) {
 
 func TestRunsDirRelativeFixSuggestsHome(t *testing.T) {
 	f := newFake(t)
-	c := find(t, Run(context.Background(), f.Env(), Options{}, "test"), IDRunsDir)
+	c := find(t, Run(context.Background(), f.Env(), Options{RunsDir: "runs", RunsDirSet: true}, "test"), IDRunsDir)
 	want := "pass an absolute --runs-dir (agents start servers in a working folder you do not control), for example --runs-dir " + filepath.Join(f.home, ".openadapt", "runs")
 	if c.Fix != want {
 		t.Errorf("fix = %q, want %q", c.Fix, want)
@@ -336,7 +339,7 @@ func TestAgents(t *testing.T) {
 			Fix: `add to ~/.codex/config.toml (env_vars forwards the bundle key without storing it):
 [mcp_servers.openadapt-agent]
 command = "openadapt-agent"
-args = ["serve", "--bundles", "` + bundles + `", "--runs-dir", "` + filepath.Join(f.home, ".openadapt", "runs") + `", "--flow-cli", "python3 -m openadapt_flow", "--ledger", "/srv/ledger.json"]
+args = ["serve", "--bundles", "` + bundles + `", "--flow-cli", "python3 -m openadapt_flow", "--ledger", "/srv/ledger.json"]
 env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 		}
 		if diff := cmp.Diff(want, find(t, r, "agent.codex")); diff != "" {
@@ -381,7 +384,7 @@ env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 			t.Fatalf("snippet is not JSON: %v", err)
 		}
 		s := doc.MCPServers["openadapt-agent"]
-		wantArgs := []string{"serve", "--bundles", "/ABSOLUTE/PATH/TO/bundles", "--runs-dir", filepath.Join(f.home, ".openadapt", "runs")}
+		wantArgs := []string{"serve", "--bundles", "/ABSOLUTE/PATH/TO/bundles"}
 		if s.Command != "/usr/local/bin/openadapt-agent" || !cmp.Equal(s.Args, wantArgs) {
 			t.Errorf("snippet server = %+v", s)
 		}

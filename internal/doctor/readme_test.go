@@ -15,7 +15,7 @@ func TestREADMESnippets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"serve", "--bundles", "/ABSOLUTE/PATH/TO/bundles", "--runs-dir", "/ABSOLUTE/PATH/TO/runs"}
+	args := []string{"serve", "--bundles", "/ABSOLUTE/PATH/TO/bundles"}
 	for _, a := range agents {
 		s := a.snippet("openadapt-agent", args)
 		if head, body, ok := strings.Cut(s, "\n"); ok && strings.HasPrefix(head, "add to ") {

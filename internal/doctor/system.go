@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/userdirs"
 )
 
 // FlowVersionTimeout bounds the `--version` probe of the Flow command.
@@ -41,6 +42,9 @@ func System() Env {
 	}
 	if h, err := os.UserHomeDir(); err == nil {
 		env.HomeDir = h
+	}
+	if d, err := userdirs.RunsDir(); err == nil {
+		env.DefaultRunsDir = d
 	}
 	if wd, err := os.Getwd(); err == nil {
 		env.WorkDir = wd
