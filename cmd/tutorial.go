@@ -22,8 +22,8 @@ import (
 // (flow-helper.md §12.21).
 func newTutorialCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "tutorial",
-		Short: "Prepare Flow's synthetic MockMed tutorial for serve",
+		Use:     "tutorial",
+		Short:   "Prepare Flow's synthetic MockMed tutorial for serve",
 		Example: `  openadapt-agent tutorial prepare --runs-dir /ABSOLUTE/PATH/TO/runs`,
 	}
 	c.AddCommand(newTutorialPrepareCmd(io))

@@ -139,7 +139,6 @@ type Options struct {
 // errFlowVersion: the Flow command ran but did not exit 0.
 var errFlowVersion = errors.New("flow --version did not succeed")
 
-
 // MinFlowVersion is the Flow release this agent's contracts were written
 // against (shared/spec/flow-run.md: Flow 1.32.0).
 const MinFlowVersion = "1.32.0"
