@@ -20,7 +20,13 @@ import (
 // readmeCoveredElsewhere lists README command lines that no testscript runs
 // with the same shape, each with the Go test that runs it. The test must
 // exist; an entry whose line left the README is an error too.
-var readmeCoveredElsewhere = map[string]string{}
+var readmeCoveredElsewhere = map[string]string{
+	// The attended section (a13): the real binary against real Flow, and the
+	// terminal path against the fake helper.
+	"serve --bundles ~/openadapt/bundles --runs-dir ~/openadapt/runs --allow-attended-actions --flow-python /usr/bin/python3": "TestRealFlowAttendedE2E",
+	"attention list --runs-dir ~/openadapt/runs":                                                             "TestAttentionList",
+	"attention escalate 302aa61015d20d93ce981a9d --runs-dir ~/openadapt/runs --flow-python /usr/bin/python3": "TestAttentionDecide",
+}
 
 // readmeInvocation is one openadapt-agent command shown in README.md.
 type readmeInvocation struct {
