@@ -44,9 +44,10 @@ type walkOptions struct {
 // walkTree lists root with lstat in byte-wise slash-path order. It refuses
 // (ErrUnsafeArchive) symlinks, devices, FIFOs, sockets, names that are not
 // UTF-8 or hold control characters or a backslash, and paths that collide
-// case-insensitively. skipped counts what packSkips dropped.
+// after NFC normalisation and full case folding (the rule set verify
+// applies, names.go). skipped counts what packSkips dropped.
 func walkTree(root string, opt walkOptions) (entries []entry, skipped int, err error) {
-	folded := map[string]string{}
+	names := newNameSet()
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -93,11 +94,10 @@ func walkTree(root string, opt walkOptions) (entries []entry, skipped int, err e
 		default:
 			return fmt.Errorf("%w: refusing %s: %s", ErrUnsafeArchive, rel, kindOf(t))
 		}
-		low := strings.ToLower(rel)
-		if other, ok := folded[low]; ok {
-			return fmt.Errorf("%w: paths %s and %s collide case-insensitively", ErrUnsafeArchive, other, rel)
+		// The one collision rule set shared with verify (names.go).
+		if msg := names.add(rel, e.dir); msg != "" {
+			return fmt.Errorf("%w: %s", ErrUnsafeArchive, msg)
 		}
-		folded[low] = rel
 		entries = append(entries, e)
 		return nil
 	})

@@ -13,10 +13,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 	"github.com/klauspost/compress/zstd"
@@ -150,7 +150,7 @@ func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, e
 	if _, err := f.ReadAt(magic, 0); err != nil {
 		return nil, ErrUnknownArchive
 	}
-	w := &walker{ctx: ctx, lim: lim, archiveSize: size, sink: sk, seen: map[string]bool{}, files: map[string][32]byte{}, dirs: map[string]bool{}}
+	w := &walker{ctx: ctx, lim: lim, archiveSize: size, sink: sk, names: newNameSet(), files: map[string][32]byte{}}
 	switch {
 	case bytes.Equal(magic, []byte("PK\x03\x04")):
 		res.Format = FormatZip
@@ -212,8 +212,7 @@ type walker struct {
 	entries     int
 	total       int64 // file bytes actually read
 	top         string
-	seen        map[string]bool // case-folded paths
-	dirs        map[string]bool // exact dir paths (rel)
+	names       *nameSet
 	files       map[string][32]byte
 	skillMD     []byte
 	sums        []byte
@@ -228,6 +227,9 @@ func (w *walker) entry(name string, dir bool) (string, error) {
 		return "", limitErr("archive exceeds max-entries", int64(w.lim.MaxEntries), false)
 	}
 	unsafe := func(why string) error { return fmt.Errorf("%w: %s", ErrUnsafeArchive, why) }
+	if !utf8.ValidString(name) {
+		return "", unsafe("an entry name is not valid UTF-8")
+	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return "", unsafe("an entry name holds a NUL or control character")
@@ -253,28 +255,15 @@ func (w *walker) entry(name string, dir bool) (string, error) {
 	} else if parts[0] != w.top {
 		return "", unsafe(fmt.Sprintf("entry %q is outside the single top folder %s/", name, w.top))
 	}
-	folded := strings.ToLower(clean)
-	if w.seen[folded] {
-		return "", unsafe(fmt.Sprintf("duplicate entry %q (exact or case-folded)", name))
-	}
-	w.seen[folded] = true
 	rel := strings.Join(parts[1:], "/")
 	if rel == "" && !dir {
 		return "", unsafe(fmt.Sprintf("entry %q must be a folder", name))
 	}
-	// A file may not also be a parent folder of another entry.
-	for p := path.Dir(rel); p != "." && rel != ""; p = path.Dir(p) {
-		if _, isFile := w.files[p]; isFile {
-			return "", unsafe(fmt.Sprintf("duplicate entry %q: a parent is a file", name))
-		}
-		w.dirs[p] = true
-	}
-	if !dir {
-		if w.dirs[rel] {
-			return "", unsafe(fmt.Sprintf("duplicate entry %q: also a folder", name))
-		}
-	} else if rel != "" {
-		w.dirs[rel] = true
+	// The one collision rule set shared with pack (names.go): exact,
+	// NFC/NFD and case-folded twins, folders spelled two ways, a file that
+	// is also a folder or a parent.
+	if msg := w.names.add(clean, dir); msg != "" {
+		return "", unsafe(msg)
 	}
 	return rel, nil
 }
@@ -377,6 +366,9 @@ func (w *walker) zip(f *os.File, size int64) error {
 	}
 	if len(zr.File) > w.lim.MaxEntries {
 		return limitErr("archive exceeds max-entries", int64(w.lim.MaxEntries), false)
+	}
+	if err := checkZipHeaders(f, size, zr.File); err != nil {
+		return err
 	}
 	for _, zf := range zr.File {
 		mode := zf.Mode()
