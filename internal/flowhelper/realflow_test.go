@@ -315,3 +315,46 @@ func TestRealFlowAttended(t *testing.T) {
 	_, err = h.Act(ctx, act(copyP, e, op, "copy-key-000000001", "escalate"))
 	wantKind(t, "copied run dir", err, "refused", "")
 }
+
+// benchEnv is rfEnv for benchmarks.
+type benchEnv struct {
+	runs, state string
+	env         []string
+}
+
+func newRFEnvB(b *testing.B) benchEnv {
+	b.Helper()
+	T, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	home, runs := filepath.Join(T, "home"), filepath.Join(T, "runs")
+	for _, d := range []string{home, runs} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "OPENADAPT_DURABLE_AUTHORITY_DB=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "OPENADAPT_DURABLE_AUTHORITY_DB="+filepath.Join(T, "authority", "authority.sqlite3"))
+	return benchEnv{runs: runs, state: filepath.Join(runs, ".openadapt-agent"), env: flowrun.ChildEnv(env, nil)}
+}
+
+func (e benchEnv) pause(b *testing.B) pause {
+	b.Helper()
+	cmd := exec.Command(theRealFlow.FlowPython, "testdata/realflow/make_pause.py", e.runs, "run-bench")
+	cmd.Env = e.env
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("make_pause: %v", err)
+	}
+	var p pause
+	if err := json.Unmarshal(out, &p); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
