@@ -52,7 +52,9 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 }
 
 type inspectCertification struct {
-	Certified           *bool  `json:"certified"`
+	// ProvenanceCertified is named for what it is, Flow's unprotected
+	// provenance claim (round2-decisions.md 14), not a verified fact.
+	ProvenanceCertified *bool  `json:"provenance_certified"`
 	CertificationStatus string `json:"certification_status"`
 }
 
@@ -92,7 +94,7 @@ func newInspectEntry(b *bundle.Bundle, protected bool) inspectEntry {
 		e.LegacyParams, e.SecretParams = nil, nil
 	}
 	if p := b.Provenance; p != nil {
-		e.Certification = &inspectCertification{Certified: p.Certified, CertificationStatus: p.CertificationStatus}
+		e.Certification = &inspectCertification{ProvenanceCertified: p.Certified, CertificationStatus: p.CertificationStatus}
 	}
 	if protected {
 		if p, err := b.Protected(); err == nil {
@@ -190,14 +192,14 @@ func writeInspectText(w io.Writer, entries []inspectEntry) error {
 		cert := "-"
 		if c := e.Certification; c != nil {
 			cert = "unknown"
-			if c.Certified != nil {
-				cert = strconv.FormatBool(*c.Certified)
+			if c.ProvenanceCertified != nil {
+				cert = strconv.FormatBool(*c.ProvenanceCertified)
 			}
 			if c.CertificationStatus != "" {
 				cert += " (" + c.CertificationStatus + ")"
 			}
 		}
-		line("certified", cert+" [unprotected provenance, informational]")
+		line("provenance_certified", cert+" [unprotected provenance, informational]")
 		if e.Parameters != nil {
 			line("parameters", strconv.Itoa(len(*e.Parameters)))
 			for _, p := range *e.Parameters {

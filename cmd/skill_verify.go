@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -83,10 +84,17 @@ from cosign sign-blob --bundle) is verified offline with --trusted-root or
 					SHA256     string                `json:"sha256"`
 					TreeDigest string                `json:"tree_digest"`
 					Name       string                `json:"name"`
+					DigestFrom *string               `json:"digest_checked_against"`
 					Signature  *ledger.KeylessResult `json:"signature"`
-				}{skillVerificationMediaType, file, "sha256:" + res.SHA256, res.TreeDigest, res.Name, sigRes})
+				}{skillVerificationMediaType, file, "sha256:" + res.SHA256, res.TreeDigest, res.Name, nullable(res.DigestSource), sigRes})
 			}
-			fmt.Fprintf(io.Out, "ok archive sha256:%s\n", res.SHA256)
+			// "ok" only when the digest was compared with an expected value
+			// (--sha256 or the sidecar); otherwise say that it was not.
+			if res.DigestSource == "" {
+				fmt.Fprintf(io.Out, "archive sha256:%s (not compared: no --sha256 and no %s.sha256 sidecar)\n", res.SHA256, displayPath(filepath.Base(file)))
+			} else {
+				fmt.Fprintf(io.Out, "ok archive sha256:%s (matches the %s)\n", res.SHA256, map[string]string{"flag": "--sha256 value", "sidecar": "sidecar"}[res.DigestSource])
+			}
 			fmt.Fprintf(io.Out, "ok files %d %s\n", res.Files, res.TreeDigest)
 			fmt.Fprintf(io.Out, "ok skill %s\n", res.Name)
 			switch {
