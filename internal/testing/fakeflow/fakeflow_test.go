@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-const vectors = "../../testdata/flow"
+const vectors = "../../../testdata/flow"
 
 func abs(t *testing.T, rel string) string {
 	t.Helper()
