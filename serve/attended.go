@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // D2 attended tools (mcp-surface.md §5.9, §9; flow-helper.md §4.3, §6,
@@ -203,18 +203,14 @@ func (s *Server) replayAfterClose(ctx context.Context, t attendedTool, id, diges
 	return s.mapDecision(id, t.action, dec, err, true)
 }
 
-// maxJournal bounds the read of Flow's local decision projection.
-const maxJournal = 8 << 20
+// journalLimit bounds the read of Flow's local decision projection.
+var journalLimit = fsutil.Limit{Kind: "attended decision journal", Max: 8 << 20}
 
 // journalHas reads (never writes) dir/attended_decisions.json and reports
 // whether it holds a terminal decision for key with this request digest.
 func journalHas(dir, key, reqDigest string) bool {
 	p := filepath.Join(dir, "attended_decisions.json")
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxJournal {
-		return false
-	}
-	data, err := os.ReadFile(p)
+	data, err := fsutil.ReadFile(context.Background(), p, journalLimit, fsutil.NoFollow)
 	if err != nil {
 		return false
 	}
@@ -326,11 +322,7 @@ func (s *Server) knownTransition(id, next string) bool {
 }
 
 func readSmallJSON(p string, v any) bool {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxJournal {
-		return false
-	}
-	data, err := os.ReadFile(p)
+	data, err := fsutil.ReadFile(context.Background(), p, journalLimit, fsutil.NoFollow)
 	return err == nil && json.Unmarshal(data, v) == nil
 }
 
