@@ -28,7 +28,11 @@ func TestServeKill9Reconciles(t *testing.T) {
 	runs := filepath.Join(root, "runs")
 	bundles := "../testdata/flow/plain"
 	args := []string{"serve", "--bundles", bundles, "--allow-run", "--runs-dir", runs, "--run-wait", "1"}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "OPENADAPT_FAKE_FLOW_MODE=hang-ignore-term"}
+	ready := filepath.Join(root, "ready.fifo")
+	if err := syscall.Mkfifo(ready, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "OPENADAPT_FAKE_FLOW_MODE=hang-ignore-term", "OPENADAPT_FAKE_FLOW_READY=" + ready}
 	cmd := exec.Command("openadapt-agent", args...)
 	cmd.Env = env
 	ctx := context.Background()
@@ -56,6 +60,25 @@ func TestServeKill9Reconciles(t *testing.T) {
 	json.Unmarshal(data, &rec)
 	if rec.PID == 0 || rec.Phase != "running" {
 		t.Fatalf("record %s", data)
+	}
+	// Wait until the fake Flow ignores SIGTERM (the server's Pdeathsig), so
+	// killing the server now cannot end it before it is in place.
+	readyc := make(chan error, 1)
+	go func() {
+		f, err := os.Open(ready)
+		if err == nil {
+			_, err = f.Read(make([]byte, 1))
+			f.Close()
+		}
+		readyc <- err
+	}()
+	select {
+	case err := <-readyc:
+		if err != nil {
+			t.Fatalf("waiting for the fake Flow: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the fake Flow never reported ready")
 	}
 	cmd.Process.Kill()
 	cs.Close() // the CommandTransport reaps the killed server

@@ -30,6 +30,7 @@
 //	                report-array, report-dir, no-run-dir;
 //	                emit-skill: ok, exit1, two-dirs, no-bundle, alter-copy, hang;
 //	                certify: "" or hang.
+//	READY           a FIFO that hang modes write one byte to once in place
 //	EXIT            exit code of a normal run (default 0)
 //	REPORT          report to write into --run-dir: a file path, or a name
 //	                resolved as $REPORTS_DIR/<name>/report.json
@@ -403,7 +404,21 @@ func hang(k knobs) int {
 			return code
 		}
 	}
+	signalReady(k)
 	return sleepForever()
+}
+
+// signalReady writes one byte to the FIFO named by the READY knob once the
+// hang mode is in place (signals ignored, grandchild started), so a test can
+// wait for that exact point instead of sleeping. Opening the FIFO blocks
+// until the test opens it for reading.
+func signalReady(k knobs) {
+	if p := k["READY"]; p != "" {
+		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+			_, _ = f.Write([]byte{1})
+			_ = f.Close()
+		}
+	}
 }
 
 // spawnGrandchild starts a grandchild in the fake's process group that
