@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -116,10 +117,49 @@ func checkArguments(input *jsonschema.Resolved, precheck func(map[string]any, *j
 			}
 		}
 		if input.Validate(c.args) != nil {
-			return nil, fail(CodeInvalidArguments)
+			return nil, invalidArguments(input.Schema(), c.args)
 		}
 		return next(ctx, c)
 	}
+}
+
+// invalidArguments is the invalid_arguments failure, its message naming the
+// missing required arguments (schema names, which tools/list already shows)
+// and counting undeclared ones without echoing them: a client-supplied key
+// can carry PHI (round2-decisions.md 23; the failure schema is closed, so
+// this goes in message only).
+func invalidArguments(schema *jsonschema.Schema, args map[string]any) *failure {
+	if schema == nil {
+		return fail(CodeInvalidArguments)
+	}
+	var missing []string
+	for _, name := range schema.Required {
+		if _, ok := args[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	unknown := 0
+	for k := range args {
+		if _, ok := schema.Properties[k]; !ok {
+			unknown++
+		}
+	}
+	return invalidArgumentsFailure(missing, unknown)
+}
+
+// invalidArgumentsFailure builds the invalid_arguments failure with the
+// names of the missing required arguments (sorted) and the count of
+// undeclared ones appended to its fixed message.
+func invalidArgumentsFailure(missing []string, unknown int) *failure {
+	f := fail(CodeInvalidArguments)
+	if len(missing) > 0 {
+		missing = slices.Sorted(slices.Values(missing))
+		f.Error.Message += " Missing required argument(s): " + strings.Join(missing, ", ") + "."
+	}
+	if unknown > 0 {
+		f.Error.Message += fmt.Sprintf(" %d undeclared argument(s).", unknown)
+	}
+	return f
 }
 
 // toolMiddleware is the outermost layer of every tool: panic recovery, the

@@ -136,19 +136,29 @@ func (s *Server) runArguments(w *workflow, flat, args map[string]any) (*runArgs,
 	for _, p := range w.params {
 		declared[p] = true
 	}
+	unknown, badValue := 0, false
 	for k, v := range flat {
+		if !declared[k] {
+			unknown++
+			continue
+		}
 		str, ok := v.(string)
-		if !ok || !declared[k] {
-			return nil, fail(CodeInvalidArguments)
+		if !ok {
+			badValue = true
+			continue
 		}
 		ra.params[k] = str
 	}
+	var missing []string
 	if !s.opts.AllowSyntheticRecordedDefaults {
 		for _, p := range w.params {
-			if _, ok := ra.params[p]; !ok {
-				return nil, fail(CodeInvalidArguments)
+			if _, ok := flat[p]; !ok {
+				missing = append(missing, p)
 			}
 		}
+	}
+	if unknown > 0 || badValue || len(missing) > 0 {
+		return nil, invalidArgumentsFailure(missing, unknown)
 	}
 	if v, has := args["url"]; has {
 		u, ok := v.(string)

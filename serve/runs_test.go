@@ -602,3 +602,26 @@ func TestResultTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidArgumentsNamesMissing: invalid_arguments names the missing
+// required arguments (schema names) in its message and counts undeclared
+// keys without echoing them (round2-decisions.md 23).
+func TestInvalidArgumentsNamesMissing(t *testing.T) {
+	_, o := runEnv(t)
+	s := start(t, o)
+	tool := s.runTool()
+	msg := func(r map[string]any) string {
+		e, _ := r["error"].(map[string]any)
+		m, _ := e["message"].(string)
+		return m
+	}
+	r := s.call(tool, map[string]any{"scenario": "exit=0"})
+	if errorCode(r) != "invalid_arguments" || !strings.HasSuffix(msg(r), " Missing required argument(s): note.") {
+		t.Fatalf("missing: %v", r)
+	}
+	r = s.call(tool, map[string]any{canary: 1, "x-" + canary: 2})
+	if errorCode(r) != "invalid_arguments" || !strings.HasSuffix(msg(r), " Missing required argument(s): note, scenario. 2 undeclared argument(s).") {
+		t.Fatalf("missing and undeclared: %v", r)
+	}
+	assertNoCanary(t, "wire", s.out())
+}
