@@ -203,14 +203,14 @@ func (s *Server) replayAfterClose(ctx context.Context, t attendedTool, id, diges
 	return s.mapDecision(id, t.action, dec, err, true)
 }
 
-// journalLimit bounds the read of Flow's local decision projection.
+// journalLimit bounds the read of Flow's local decision projection (and
+// of a run's checkpoint manifest).
 var journalLimit = fsutil.Limit{Kind: "attended decision journal", Max: 8 << 20}
 
 // journalHas reads (never writes) dir/attended_decisions.json and reports
 // whether it holds a terminal decision for key with this request digest.
 func journalHas(dir, key, reqDigest string) bool {
-	p := filepath.Join(dir, "attended_decisions.json")
-	data, err := fsutil.ReadFile(context.Background(), p, journalLimit, fsutil.NoFollow)
+	data, err := fsutil.ReadFile(context.Background(), filepath.Join(dir, "attended_decisions.json"), journalLimit, fsutil.NoFollow)
 	if err != nil {
 		return false
 	}
@@ -309,7 +309,7 @@ func (s *Server) knownTransition(id, next string) bool {
 	var man struct {
 		BundleDir string `json:"bundle_dir"`
 	}
-	if !readSmallJSON(filepath.Join(dir, "checkpoints", "_manifest.json"), &man) || man.BundleDir == "" {
+	if !readSmallJSON(filepath.Join(dir, "checkpoints", "_manifest.json"), journalLimit, &man) || man.BundleDir == "" {
 		return false
 	}
 	for _, w := range s.cat.workflows {
@@ -321,8 +321,8 @@ func (s *Server) knownTransition(id, next string) bool {
 	return false
 }
 
-func readSmallJSON(p string, v any) bool {
-	data, err := fsutil.ReadFile(context.Background(), p, journalLimit, fsutil.NoFollow)
+func readSmallJSON(p string, lim fsutil.Limit, v any) bool {
+	data, err := fsutil.ReadFile(context.Background(), p, lim, fsutil.NoFollow)
 	return err == nil && json.Unmarshal(data, v) == nil
 }
 
@@ -345,7 +345,7 @@ func bundleIDs(dir string) []string {
 			States states `json:"states"`
 		} `json:"subflows"`
 	}
-	if !readSmallJSON(filepath.Join(dir, "workflow.json"), &wf) {
+	if !readSmallJSON(filepath.Join(dir, "workflow.json"), fsutil.WorkflowJSON, &wf) {
 		return nil
 	}
 	var ids []string

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
@@ -73,19 +74,18 @@ func FindPython(flowPython, flowCommand, path string) (Interpreter, error) {
 	return in, nil
 }
 
+// flowCommandLimit only refuses absurd sizes: the first 256 bytes are read
+// (a native python binary is several MB).
+var flowCommandLimit = fsutil.Limit{Kind: "Flow command", Max: 1 << 30}
+
+// readHead reads the first 256 bytes of the resolved Flow command (a
+// regular file; symlinks are followed, as exec would).
 func readHead(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	f, _, err := fsutil.Open(p, flowCommandLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
 	buf := make([]byte, 256)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {

@@ -33,8 +33,6 @@ var pending = map[string]string{
 	"internal/attention/open_other.go": "s9",
 	"internal/attention/attention.go":  "s9 (folder listing)",
 	"internal/flowrun/open_other.go":   "s9",
-	"internal/flowhelper/python.go":    "a13 (readHead)",
-	"serve/attended.go":                "a13",
 }
 
 // TestNoDirectReads is a vet-style check over the source: outside this
