@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/procwait"
 )
 
 // TestServeKill9Reconciles is §13.6: a server killed with SIGKILL mid-run
@@ -101,11 +103,7 @@ func TestServeKill9Reconciles(t *testing.T) {
 	if !strings.Contains(string(b), `"status":"interrupted"`) {
 		t.Fatalf("after restart: %s", b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for pidRunning(rec.PID) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if pidRunning(rec.PID) {
+	if !procwait.Exit(rec.PID, time.Minute) && pidRunning(rec.PID) {
 		t.Fatalf("orphaned Flow %d still runs after reconciliation", rec.PID)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
@@ -34,17 +33,11 @@ func TestToolListGolden(t *testing.T) {
 			o.AllowRun = true
 			c.mutate(&o)
 			s := start(t, o)
-			// The logging transport appends a line after the write returns,
-			// so the reply can reach the client first: poll briefly.
+			// The wire log holds every reply before the client sees it.
 			var list string
-			for i := 0; i < 200 && list == ""; i++ {
-				for _, l := range strings.Split(s.out(), "\n") {
-					if strings.HasPrefix(l, "write: ") && strings.Contains(l, `"tools":[{`) {
-						list = strings.TrimPrefix(l, "write: ")
-					}
-				}
-				if list == "" {
-					time.Sleep(10 * time.Millisecond)
+			for _, l := range strings.Split(s.out(), "\n") {
+				if strings.HasPrefix(l, "write: ") && strings.Contains(l, `"tools":[{`) {
+					list = strings.TrimPrefix(l, "write: ")
 				}
 			}
 			if list == "" {

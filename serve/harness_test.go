@@ -3,13 +3,17 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
@@ -20,7 +24,25 @@ func TestMain(m *testing.M) {
 	fakeflow.RunIfInvoked()
 	fakehelper.RunIfInvoked()
 	progressEvery = 100 * time.Millisecond
-	os.Exit(m.Run())
+	flow, cleanup, err := fakeflow.BuildShared()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve tests: the shared fake Flow did not build; each test installs its own:", err)
+	}
+	sharedFlow = flow
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// sharedFlow is the fake Flow built once for the whole package (see
+// fakeflow.BuildShared); "" means each env installs the test binary.
+var sharedFlow string
+
+func fakeFlow(t *testing.T) string {
+	if sharedFlow != "" {
+		return sharedFlow
+	}
+	return fakeflow.Install(t)
 }
 
 // env is a fixture: a bundles root, a runs dir and the fake Flow.
@@ -42,7 +64,7 @@ func newEnv(t *testing.T) *env {
 		root:    root,
 		bundles: filepath.Join(root, "bundles"),
 		runsDir: filepath.Join(root, "runs"),
-		flow:    fakeflow.Install(t),
+		flow:    fakeFlow(t),
 		record:  filepath.Join(root, "record.jsonl"),
 	}
 	if err := os.MkdirAll(e.bundles, 0o755); err != nil {
@@ -154,7 +176,7 @@ func connect(t *testing.T, srv *Server, stderr *syncBuffer) *session {
 	wire := &syncBuffer{}
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := srv.MCPServer().Connect(ctx, &mcp.LoggingTransport{Transport: st, Writer: wire}, nil)
+	ss, err := srv.MCPServer().Connect(ctx, &wireLog{Transport: st, w: wire}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,9 +299,6 @@ func t_ctx() context.Context { return context.Background() }
 // out is everything the server wrote on the wire (the logging transport's
 // "write:" lines; "read:" lines are what the client sent).
 func (s *session) out() string {
-	// Let the logging transport append the lines of replies already
-	// delivered (it logs after each write returns).
-	time.Sleep(50 * time.Millisecond)
 	var b strings.Builder
 	for _, l := range strings.Split(s.wire.String(), "\n") {
 		if strings.HasPrefix(l, "write:") {
@@ -288,4 +307,47 @@ func (s *session) out() string {
 		}
 	}
 	return b.String()
+}
+
+// wireLog logs the server's side of the wire like mcp.LoggingTransport
+// ("read: " and "write: " lines), but logs each write before it is
+// delivered, so a reply the client holds is always already in the log: no
+// test waits for the log to catch up.
+type wireLog struct {
+	mcp.Transport
+	w io.Writer
+}
+
+func (t *wireLog) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &wireLogConn{Connection: c, w: t.w}, nil
+}
+
+type wireLogConn struct {
+	mcp.Connection
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (c *wireLogConn) log(dir string, msg jsonrpc.Message) {
+	data, _ := jsonrpc.EncodeMessage(msg)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.w, "%s: %s\n", dir, data)
+}
+
+func (c *wireLogConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		c.log("read", msg)
+	}
+	return msg, err
+}
+
+func (c *wireLogConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.log("write", msg)
+	return c.Connection.Write(ctx, msg)
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/procwait"
 )
 
 func TestShutdownInterruptsAndCleansUp(t *testing.T) {
@@ -35,11 +37,8 @@ func TestShutdownInterruptsAndCleansUp(t *testing.T) {
 	if got.Phase != phaseTerminal || got.Outcome.Status != "interrupted" {
 		t.Fatalf("record after shutdown %+v", got)
 	}
-	if alive(rec.PID) {
-		time.Sleep(100 * time.Millisecond)
-		if alive(rec.PID) {
-			t.Fatal("Flow leader survived shutdown")
-		}
+	if !procwait.Exit(rec.PID, time.Minute) {
+		t.Fatal("Flow leader survived shutdown")
 	}
 	if groupAlive(rec.PGID) {
 		t.Fatal("process group survived shutdown")
@@ -79,24 +78,9 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	}
 	var leader, grandchild int
 	fmt.Sscanf(string(data), "%d %d", &leader, &grandchild)
-	time.Sleep(50 * time.Millisecond)
-	if alive(grandchild) {
+	if !procwait.Exit(grandchild, time.Minute) {
 		t.Fatalf("grandchild %d survived the timeout", grandchild)
 	}
-}
-
-// alive reports whether pid runs (a zombie, which a container's PID 1 may
-// never reap, counts as dead).
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil
-	}
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
 }
 
 // groupAlive reports whether any live (non-zombie) process is in group pgid.

@@ -54,13 +54,20 @@ const initializedNote = `{"jsonrpc":"2.0","method":"notifications/initialized","
 // final error.
 func runTransport(t *testing.T, input io.Reader) ([]string, bool) {
 	t.Helper()
+	// "slow" answers only once the input has ended, so its reply is
+	// always pending at EOF (no sleep decides that).
+	inputEnded := make(chan struct{})
+	var endOnce sync.Once
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{Logger: sdkLogger(io.Discard)})
 	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-inputEnded:
+		case <-ctx.Done():
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	})
 	out := &syncBuffer{}
-	tr := &framedTransport{in: input, out: out}
+	tr := &framedTransport{in: input, out: out, onInputEnd: func() { endOnce.Do(func() { close(inputEnded) }) }}
 	ss, err := srv.Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatal(err)

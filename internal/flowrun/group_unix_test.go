@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/procwait"
 )
 
 // alive reports whether pid is a live (non-zombie) process.
@@ -29,15 +31,12 @@ func alive(pid int) bool {
 	return true
 }
 
-// waitGone polls until pid is gone; an orphaned zombie may need init to
-// reap it. This is not a timing assertion: the bound only stops a hang.
+// waitGone waits until pid has exited (a zombie counts). The bound only
+// stops a hang; it is not a timing assertion.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	for i := 0; i < 500; i++ {
-		if !alive(pid) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if procwait.Exit(pid, time.Minute) {
+		return
 	}
 	t.Errorf("process %d is still alive", pid)
 	_ = syscall.Kill(pid, syscall.SIGKILL)

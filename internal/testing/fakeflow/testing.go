@@ -61,3 +61,35 @@ func Build(t testing.TB) string {
 	}
 	return dst
 }
+
+// BuildShared compiles the fake once, without the race detector, into a
+// fresh temporary directory and returns its path and a cleanup. A test
+// package calls it from TestMain and hands the path to every test: each fake
+// Flow run then starts a small stdlib-only program instead of re-executing
+// the (race-instrumented) test binary, which is most of a run's cost under
+// `go test -race`. Callers fall back to [Install] when it fails.
+func BuildShared() (path string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "fakeflow-")
+	if err != nil {
+		return "", func() {}, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	dst := filepath.Join(dir, Name)
+	cmd := exec.Command("go", "build", "-o", dst, "github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow/cmd/fakeflow")
+	// The fake must not inherit the race build of the test command.
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		cleanup()
+		return "", func() {}, &buildError{err: err, out: out}
+	}
+	return dst, cleanup, nil
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string {
+	return "fakeflow: go build: " + e.err.Error() + "\n" + string(e.out)
+}
