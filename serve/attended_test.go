@@ -613,3 +613,16 @@ func (srv *Server) testCall(s *session, name string, args map[string]any, respon
 	p := &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: responses, RequestState: state}
 	return s.cs.CallTool(context.Background(), p)
 }
+
+// Startup sweeps a dead owner's private helper directory.
+func TestAttendedStartupSweep(t *testing.T) {
+	a := newAttEnv(t, "")
+	stale := filepath.Join(a.runsDir, ".openadapt-agent", "tmp", "helper-deadbeefdeadbeef")
+	if err := os.MkdirAll(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	elicitSession(t, a.opts(), "2025-11-25", accept)
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("dead owner's helper dir survived startup: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 )
@@ -53,6 +54,9 @@ func (s *Server) startHelper() error {
 	if err != nil {
 		return configErrorf("%s", startMsg(err))
 	}
+	// Startup sweep (flow-helper.md §2.3, §2.7): dead owners' private
+	// helper directories, and their logs older than 7 days.
+	flowhelper.Sweep(s.state.dir, func(id string) bool { return id == s.instance || s.ownerAlive(id) }, time.Now())
 	// c, d. spawn and hello.
 	cfg := flowhelper.Config{
 		Interpreter: interp,
