@@ -26,7 +26,7 @@ type helperState struct {
 
 // needsHelper reports whether a flag starts the helper. The tutorial
 // (t14) and authoring (u15) deliveries add their flags here.
-func (o Options) needsHelper() bool { return o.AllowAttendedActions }
+func (o Options) needsHelper() bool { return o.AllowAttendedActions || o.Authoring }
 
 // alive reports whether the helper can take requests.
 func (hs *helperState) alive() bool { return hs != nil && hs.h != nil && hs.h.Alive() }
@@ -88,6 +88,13 @@ func (s *Server) startHelper() error {
 	if o.FlowPython != "" && rerr == nil {
 		if err := flowhelper.CheckRunVersion(ctx, runWords, s.childEnv, "", h.Hello().FlowVersion); err != nil {
 			return fail(startMsg(err))
+		}
+	}
+	// e. --authoring: the probe, then the session (authoring.go).
+	if o.Authoring {
+		if err := s.startAuthoring(ctx, h); err != nil {
+			_, _ = h.Close()
+			return err
 		}
 	}
 	// f. attended with --config: the live service.

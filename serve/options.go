@@ -230,10 +230,11 @@ func validate(o Options) (*prepared, error) {
 	switch {
 	case tutorial:
 		return fail(configErrorf("--tutorial is not available in this build"))
-	case o.Authoring:
-		return fail(configErrorf("--authoring is not available in this build"))
 	}
-	// 15.
+	// 15. An authoring-only server serves no bundles.
+	if o.authoringOnly() {
+		return p, nil
+	}
 	if fi, err := os.Stat(o.Bundles); err != nil || !fi.IsDir() {
 		return fail(configErrorf("bundles directory does not exist: %s", o.Bundles))
 	}

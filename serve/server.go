@@ -51,7 +51,9 @@ type Server struct {
 	testOnlyPanic string
 
 	// helper is the Flow-side helper (nil unless a flag needs it).
-	helper         *helperState
+	helper *helperState
+	// authoring is the D4 session (nil unless --authoring).
+	authoring      *authoringState
 	states         stateKeeper
 	operatorWarned sync.Once
 }
@@ -119,7 +121,11 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	// 8. gate
 	s.gate = newGate(s)
 	// 9. discovery
-	ws, failed := s.discover()
+	var ws []*workflow
+	var failed int
+	if !opts.authoringOnly() {
+		ws, failed = s.discover()
+	}
 	s.cat = newCatalog(ws)
 	s.failedCount = failed
 	// 10. Flow
@@ -148,7 +154,13 @@ func (s *Server) Banner() string {
 		return off
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions %s; live Continue/Skip %s; protected MCP export %s; synthetic recorded defaults %s; tutorial disabled; authoring disabled",
+	if s.opts.authoringOnly() {
+		// §1.6: the authoring-only banner.
+		fmt.Fprintf(&b, "openadapt-agent %s: authoring tools enabled over local stdio; run tools disabled; --authoring does not imply --allow-run; audit log %s\n",
+			s.opts.Version, onOff(s.prep.auditLog != nil, "on", "off"))
+		return b.String()
+	}
+	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions %s; live Continue/Skip %s; protected MCP export %s; synthetic recorded defaults %s; tutorial disabled; authoring "+onOff(s.authoring != nil, "enabled", "disabled"),
 		s.opts.Version, len(s.cat.workflows),
 		onOff(s.opts.AllowRun, "enabled", "disabled"),
 		onOff(s.helper != nil && s.opts.AllowAttendedActions, "enabled", "disabled"),

@@ -104,6 +104,7 @@ func (s *Server) buildMCP() {
 	s.tools = map[string]*toolEntry{}
 	s.list = nil
 	s.registerTools()
+	s.registerAuthoring()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "openadapt-agent", Title: "OpenAdapt Agent", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(s.stderr),
@@ -122,6 +123,9 @@ func (s *Server) buildMCP() {
 // registerTools builds the tool list in the order of §4.2, each name bound
 // to its own handler.
 func (s *Server) registerTools() {
+	if s.opts.authoringOnly() {
+		return // §4.2: an authoring-only server registers only the authoring tools
+	}
 	export := s.opts.AllowProtectedExport
 	catalogMode := s.opts.ToolMode == "catalog"
 	if catalogMode {

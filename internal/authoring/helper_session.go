@@ -64,20 +64,30 @@ func Open(ctx context.Context, o OpenOptions) (*HelperSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	sess, err := OpenOn(ctx, h, flowhelper.AuthoringOpenRequest{BackendKind: o.BackendKind, URL: o.URL, Headed: o.Headed, OutDir: o.OutDir})
+	if err != nil {
+		_, _ = h.Close()
+		return nil, err
+	}
+	return sess, nil
+}
+
+// OpenOn probes openadapt_flow.authoring on a running helper (flow-helper.md
+// §2.1 step e) and opens the session. It never closes h: the caller owns it.
+// A Flow without the module gives an [*UnavailableError].
+func OpenOn(ctx context.Context, h *flowhelper.Helper, req flowhelper.AuthoringOpenRequest) (*HelperSession, error) {
 	ok, err := h.ProbeAuthoring(ctx)
 	if err == nil && !ok {
 		err = &UnavailableError{FlowVersion: h.Hello().FlowVersion}
 	}
 	if err != nil {
-		_, _ = h.Close()
 		return nil, err
 	}
-	info, err := h.OpenAuthoring(ctx, flowhelper.AuthoringOpenRequest{BackendKind: o.BackendKind, URL: o.URL, Headed: o.Headed, OutDir: o.OutDir})
+	info, err := h.OpenAuthoring(ctx, req)
 	if err != nil {
-		_, _ = h.Close()
 		var fe *flowhelper.Error
 		if errors.As(err, &fe) && fe.Reason == "coach_only" {
-			return nil, fmt.Errorf("%w: the %s backend cannot be driven here", ErrUnavailable, o.BackendKind)
+			return nil, fmt.Errorf("%w: the %s backend cannot be driven here", ErrUnavailable, req.BackendKind)
 		}
 		return nil, fmt.Errorf("%w: the authoring session could not be opened; see the protected local log", ErrUnavailable)
 	}

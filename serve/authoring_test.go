@@ -1,0 +1,230 @@
+//go:build unix
+
+package serve
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
+)
+
+// authoringEnv runs serve --authoring on the real embedded helper with the
+// stub Flow's fake F1-shaped session (testdata/stubflow, flow-helper.md
+// §12.19). mode is OPENADAPT_STUBFLOW_AUTHORING ("" = absent).
+func authoringEnv(t *testing.T, mode string, vars ...string) (Options, string) {
+	t.Helper()
+	var py string
+	for _, name := range []string{"python3", "python3.12", "python3.11", "python3.10"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		out, err := exec.Command(p, "-c", "import sys;print('%d.%d'%sys.version_info[:2])").Output()
+		if v := strings.TrimSpace(string(out)); err == nil && (v == "3.10" || v == "3.11" || v == "3.12") {
+			py = p
+			break
+		}
+	}
+	if py == "" {
+		t.Skip("serve: authoring stub-Flow tests SKIPPED: no Python 3.10-3.12 on PATH")
+	}
+	stub, _ := filepath.Abs("../testdata/stubflow")
+	root := t.TempDir()
+	log := filepath.Join(root, "session.log")
+	environ := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "PYTHONPATH=" + stub,
+		"OPENADAPT_STUBFLOW_AUTHORING=" + mode, "OPENADAPT_STUBFLOW_AUTHORING_LOG=" + log}, vars...)
+	return Options{RunsDir: filepath.Join(root, "runs"), Authoring: true, FlowPython: py, PassEnv: []string{"PYTHONPATH"},
+		Environ: environ, Version: "test", Timeout: 60, RunWait: 20}, log
+}
+
+func sessionCalls(t *testing.T, log string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestAuthoringFailsClosedWithoutTheModule(t *testing.T) {
+	o, _ := authoringEnv(t, "")
+	_, err := New(o, &syncBuffer{})
+	if err == nil || err.Error() != "openadapt_flow.authoring is not available with openadapt-flow 1.32.0; --authoring fails closed" {
+		t.Fatalf("New = %v", err)
+	}
+}
+
+func TestAuthoringToolsEndToEnd(t *testing.T) {
+	o, log := authoringEnv(t, "full", "OPENADAPT_STUBFLOW_AUTHORING_TREE=hostile500")
+	var asked []*mcp.ElicitRequest
+	s := elicitSession(t, o, "2025-11-25", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, r)
+		return accept(r)
+	})
+	var names []string
+	tools := mustList(t, s)
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	testutil.Golden(t, "testdata/authoring/tools-list.json", mustIndent(t, tools))
+	want := []string{"observe", "start_record", "click", "halt", "type", "pause_for_input", "continue_input", "stop_record",
+		"compile", "admit", "get_command_result", "set_coach", "get_coach", "bind_status"}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Fatalf("tools (-want +got):\n%s", d)
+	}
+	if b := s.srv.Banner(); !strings.Contains(b, "authoring tools enabled over local stdio; run tools disabled") {
+		t.Errorf("banner %q", b)
+	}
+	obs := s.call("observe", map[string]any{})
+	b, _ := json.Marshal(obs)
+	if obs["schema_version"] != "openadapt.authoring.observe/v1" || obs["truncated"] != true || len(b) > 32<<10 {
+		t.Fatalf("observe %d bytes: %.300s", len(b), b)
+	}
+	for _, leak := range []string{"CANARY", "SECRET", "Jane", "jane@", "1234567", "555-123", "iVBOR", "https", "title", "pixels", "value"} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("observe holds %q", leak)
+		}
+	}
+	tree := obs["tree"].([]any)
+	testutil.Golden(t, "testdata/authoring/observe-first3.json", mustIndent(t, map[string]any{"first": tree[:3], "node_count": obs["node_count"]}))
+
+	check := func(tool string, args map[string]any, want string) {
+		t.Helper()
+		got := s.call(tool, args)
+		g, _ := json.Marshal(got)
+		if string(g) != want {
+			t.Errorf("%s = %s, want %s", tool, g, want)
+		}
+	}
+	check("start_record", map[string]any{}, `{"status":"recording"}`)
+	check("click", map[string]any{"node_id": "n_00000002"}, `{"node_id":"n_00000002","status":"ok"}`)
+	check("click", map[string]any{"node_id": "n_0badbad0"}, `{"reason":"stale_node","status":"error"}`)
+	if f := s.call("click", map[string]any{"x": 1}); errorCode(f) != "invalid_arguments" {
+		t.Errorf("click x only = %v", f)
+	}
+	if f := s.call("click", map[string]any{"x": true, "y": 2}); errorCode(f) != "invalid_arguments" {
+		t.Errorf("click with a boolean = %v", f)
+	}
+	check("type", map[string]any{"text": "hunter2-TYPED", "param": "username"}, `{"param":"username","recorded":true,"status":"ok"}`)
+	if f := s.call("type", map[string]any{"text": "x", "param": "Bad Param"}); errorCode(f) != "invalid_arguments" {
+		t.Errorf("type with a bad param = %v", f)
+	}
+	check("pause_for_input", map[string]any{"node_id": "n_00000001", "param": "password", "secret": true}, `{"param":"password","secret":true,"status":"paused"}`)
+	check("compile", map[string]any{}, `{"reason":"missing_secret_type","status":"error"}`)
+	check("continue_input", map[string]any{}, `{"param":"password","recorded":true}`)
+	check("stop_record", map[string]any{}, `{"compiled":false,"status":"stopped"}`)
+	check("compile", map[string]any{}, `{"recording_retained":true,"status":"needs_human_admit","workflow_id":"wf_stubdraft01"}`)
+	check("get_command_result", map[string]any{}, `{"command_id":"compile","result":{"recording_retained":true,"status":"needs_human_admit","workflow_id":"wf_stubdraft01"},"retry_after_ms":0,"status":"done"}`)
+	check("admit", map[string]any{"confirm": "maybe"}, `{"reason":"admit_refused","status":"error"}`)
+	if len(asked) != 0 {
+		t.Fatalf("a refused token was elicited")
+	}
+	check("admit", map[string]any{"confirm": " OK "}, `{"status":"admitted","workflow_id":"wf_stubdraft01"}`)
+	if len(asked) != 1 || asked[0].Params.Mode != "form" {
+		t.Fatalf("elicitations %d", len(asked))
+	}
+	check("set_coach", map[string]any{"hint": "Click Save"}, `{"hint":"Click Save","status":"ok"}`)
+	if f := s.call("set_coach", map[string]any{"hint": "mail jane@example.com"}); errorCode(f) != "invalid_arguments" {
+		t.Errorf("set_coach PHI = %v", f)
+	}
+	check("get_coach", map[string]any{}, `{"hint":"Click Save"}`)
+	check("bind_status", map[string]any{}, `{"bound":true,"status":"stdio","transport":"stdio"}`)
+	check("halt", map[string]any{}, `{"compiled":false,"status":"halted"}`)
+
+	if strings.Contains(s.wire.String(), "hunter2-TYPED") && strings.Count(s.wire.String(), "hunter2-TYPED") != 1 {
+		t.Errorf("the typed text is echoed on the wire")
+	}
+	for _, line := range strings.Split(s.wire.String(), "\n") {
+		if strings.Contains(line, "hunter2-TYPED") && !strings.Contains(line, `"method":"tools/call"`) {
+			t.Errorf("the typed text appears outside its own request: %.200s", line)
+		}
+	}
+	if strings.Contains(s.stderr.String(), "hunter2") {
+		t.Errorf("stderr holds the typed text")
+	}
+	var calls []string
+	for _, c := range sessionCalls(t, log) {
+		calls = append(calls, c["call"].(string))
+		if c["call"] == "record_observed" && (c["secret"] != true || c["param"] != "password" || c["node_id"] != "n_00000001") {
+			t.Errorf("record_observed %v", c)
+		}
+	}
+	wantCalls := "open,observe,start_record,click,click,type_text,pause_for_input,record_observed,stop_record,compile,admit,set_coach,get_coach,halt"
+	if strings.Join(calls, ",") != wantCalls {
+		t.Errorf("session calls\n got %s\nwant %s", strings.Join(calls, ","), wantCalls)
+	}
+}
+
+func TestAuthoringAdmitWithoutElicitationOrSessionAdmit(t *testing.T) {
+	o, log := authoringEnv(t, "full")
+	s := elicitSession(t, o, "2025-11-25", nil) // no elicitation capability
+	if f := s.call("admit", map[string]any{}); errorCode(f) != "elicitation_unsupported" {
+		t.Fatalf("admit without elicitation = %v", f)
+	}
+	declined := elicitSession(t, o2(t, "full"), "2025-11-25", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	})
+	if f := declined.call("admit", map[string]any{"confirm": true}); errorCode(f) != "operator_declined" {
+		t.Fatalf("declined admit = %v", f)
+	}
+	noAdmit := elicitSession(t, o2(t, "no_admit"), "2025-11-25", accept)
+	got := noAdmit.call("admit", map[string]any{"confirm": "y"})
+	if g, _ := json.Marshal(got); string(g) != `{"reason":"authoring_unavailable","status":"error"}` {
+		t.Fatalf("admit without session admit = %s", g)
+	}
+	for _, c := range sessionCalls(t, log) {
+		if c["call"] == "admit" {
+			t.Errorf("admit reached the session without a confirmed elicitation")
+		}
+	}
+}
+
+func o2(t *testing.T, mode string) Options { o, _ := authoringEnv(t, mode); return o }
+
+func TestAuthoringCoachOnlyWindows(t *testing.T) {
+	// Coach-only backends refuse drive tools before the session is asked.
+	o, _ := authoringEnv(t, "full")
+	s := start(t, o)
+	s.srv.authoring.sess.Info.CoachOnly = true
+	for tool, args := range map[string]map[string]any{"start_record": {}, "click": {"node_id": "n_00000001"}, "type": {"text": "x"}} {
+		if g, _ := json.Marshal(s.call(tool, args)); string(g) != `{"reason":"coach_only","status":"error"}` {
+			t.Errorf("%s = %s", tool, g)
+		}
+	}
+}
+
+func mustList(t *testing.T, s *session) []*mcp.Tool {
+	t.Helper()
+	res, err := s.cs.ListTools(t_ctx(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tools
+}
+
+func mustIndent(t *testing.T, v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
