@@ -76,6 +76,25 @@ echo "50-real-flow: attended end to end passed ($(elapsed))"
 # attended checks (decision §12.20).
 
 # ---------------------------------------------------------------- authoring (u15)
-# u15: the authoring check goes here.
+# Flow 1.32.0 has no openadapt_flow.authoring: serve --authoring must fail
+# closed, exit 2, with the exact dependency message (flow-helper.md §12.1),
+# and the Go session must refuse the same way (internal/authoring).
+echo "50-real-flow: authoring fails closed against real Flow"
+timeout 300 go test -count=1 -run 'RealFlow' ./internal/authoring/
+flow_python=$(sed -n 's/^ *"flow_python": *"\(.*\)",*$/\1/p' "$OPENADAPT_REALFLOW_DIR/realflow.json")
+flow_version=$(sed -n 's/^ *"flow_version": *"\(.*\)",*$/\1/p' "$OPENADAPT_REALFLOW_DIR/realflow.json")
+go build -o "$tmp/openadapt-agent" ./cmd/openadapt-agent
+set +e
+timeout 120 "$tmp/openadapt-agent" serve --authoring --flow-python "$flow_python" --runs-dir "$tmp/authoring-runs" \
+  </dev/null >"$tmp/authoring.out" 2>"$tmp/authoring.err"
+code=$?
+set -e
+want="serve: openadapt_flow.authoring is not available with openadapt-flow $flow_version; --authoring fails closed"
+if [ "$code" != 2 ] || [ "$(cat "$tmp/authoring.err")" != "$want" ] || [ -s "$tmp/authoring.out" ]; then
+  echo "50-real-flow: FAILED: serve --authoring against real Flow exited $code" >&2
+  cat "$tmp/authoring.err" >&2
+  exit 1
+fi
+echo "50-real-flow: serve --authoring exits 2: $want"
 
 echo "50-real-flow: passed ($(elapsed))"
