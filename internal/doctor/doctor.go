@@ -112,6 +112,9 @@ type Env struct {
 	FlowVersion func(ctx context.Context, argv []string) (string, error)
 	// Ledger, if set, checks the admission ledger (see [LedgerFunc]).
 	Ledger LedgerFunc
+	// Authoring, if set, checks whether Flow provides authoring (see
+	// [AuthoringFunc]).
+	Authoring AuthoringFunc
 }
 
 // LedgerFunc checks the admission ledger at path ("" = the snapshot embedded
@@ -166,6 +169,9 @@ func Run(ctx context.Context, env Env, opts Options, version string) *Report {
 	r.add(checkRunsDir(env, opts))
 	if env.Ledger != nil {
 		r.add(env.Ledger(ctx, absFrom(env.WorkDir, opts.Ledger), env.Now()))
+	}
+	if env.Authoring != nil {
+		r.add(env.Authoring(ctx, opts.FlowCLI))
 	}
 	for _, c := range checkAgents(env, opts) {
 		r.add(c)
