@@ -30,17 +30,7 @@ func TestAdmissionGateAdmits(t *testing.T) {
 		Now:       now,
 		Workflows: []ledgergen.WorkflowSpec{{BundleSHA256: b.BundleSHA256(), BundleVersion: "1.0.0", Issued: now.Add(-time.Hour)}},
 	})
-	ledgerDir := filepath.Join(e.root, "evidence")
-	if err := r.Write(ledgerDir); err != nil {
-		t.Fatal(err)
-	}
-	testOnlyTrust = &ledger.Trust{SignerRegistryIdentities: []string{r.SignerIdentity}}
-	defer func() { testOnlyTrust = nil }()
-
-	o := e.opts()
-	o.AllowRun = true
-	o.Ledger = ledgerDir
-	o.ExtraRunArgs = []string{"--profile=standard"}
+	ledgerDir, o := e.standardWithLedger(r)
 	s := start(t, o)
 	if strings.Contains(s.srv.Banner(), "unverified") || strings.Contains(s.srv.Banner(), "embedded") {
 		t.Fatalf("banner: %s", s.srv.Banner())
@@ -111,17 +101,7 @@ func TestAdmissionListingGlobalChecks(t *testing.T) {
 		},
 		Hooks: ledgergen.Hooks{AfterBuild: func(r *ledgergen.Root) { delete(r.Files, ledgergen.Path(r.Workflows[1].Entry)) }},
 	})
-	ledgerDir := filepath.Join(e.root, "evidence")
-	if err := r.Write(ledgerDir); err != nil {
-		t.Fatal(err)
-	}
-	testOnlyTrust = &ledger.Trust{SignerRegistryIdentities: []string{r.SignerIdentity}}
-	defer func() { testOnlyTrust = nil }()
-
-	o := e.opts()
-	o.AllowRun = true
-	o.Ledger = ledgerDir
-	o.ExtraRunArgs = []string{"--profile=standard"}
+	_, o := e.standardWithLedger(r)
 	s := start(t, o)
 	ws := s.call("list_workflows", nil)["workflows"].([]any)
 	if len(ws) != 1 || ws[0].(map[string]any)["admission"] != "not_actively_admitted" {
@@ -134,4 +114,22 @@ func TestAdmissionListingGlobalChecks(t *testing.T) {
 	if n := len(e.invocations()); n != 0 {
 		t.Fatalf("%d invocations", n)
 	}
+}
+
+// standardWithLedger writes r as the evidence root, pins its signer through
+// the test-only trust for the test, and returns run-enabled standard-profile
+// options that name it.
+func (e *env) standardWithLedger(r *ledgergen.Root) (string, Options) {
+	e.t.Helper()
+	ledgerDir := filepath.Join(e.root, "evidence")
+	if err := r.Write(ledgerDir); err != nil {
+		e.t.Fatal(err)
+	}
+	testOnlyTrust = &ledger.Trust{SignerRegistryIdentities: []string{r.SignerIdentity}}
+	e.t.Cleanup(func() { testOnlyTrust = nil })
+	o := e.opts()
+	o.AllowRun = true
+	o.Ledger = ledgerDir
+	o.ExtraRunArgs = []string{"--profile=standard"}
+	return ledgerDir, o
 }
