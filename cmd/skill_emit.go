@@ -27,9 +27,9 @@ func newEmitSkillAliasCmd(io *IO) *cobra.Command {
 
 func newSkillEmitCmd(io *IO) *cobra.Command {
 	var (
-		out, fromFlowSkill, flowCLI string
-		flowTimeout                 time.Duration
-		allowLegacy, force, asJSON  bool
+		out, fromFlowSkill, flowCLI                  string
+		flowTimeout                                  time.Duration
+		allowLegacy, allowUnavailable, force, asJSON bool
 	)
 	c := &cobra.Command{
 		Use:   "emit (BUNDLE | --from-flow-skill SKILLDIR) --out DIR",
@@ -79,7 +79,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 			res, err := skill.Emit(cmd.Context(), skill.EmitOptions{
 				Bundle: bundleDir, FromFlowSkill: fromFlowSkill, OutDir: out,
 				Flow: flow, FlowTimeout: flowTimeout, Environ: os.Environ(),
-				AllowLegacy: allowLegacy, Force: force, AgentVersion: buildinfo.Version(),
+				AllowLegacy: allowLegacy, AllowUnavailable: allowUnavailable, Force: force, AgentVersion: buildinfo.Version(),
 				Warn: func(msg string) { warnf(io.Err, "skill emit: %s", msg) },
 				FlowStderr: func(lines []string) {
 					for _, l := range lines {
@@ -113,6 +113,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringVar(&flowCLI, "flow-cli", flowrun.DefaultFlowCommand, "Flow command, split with POSIX shell quoting")
 	f.DurationVar(&flowTimeout, "flow-timeout", skill.DefaultFlowTimeout, "time limit for Flow's emit-skill")
 	f.BoolVar(&allowLegacy, "allow-legacy", false, "accept a legacy bundle without a manifest (not integrity-checked)")
+	f.BoolVar(&allowUnavailable, "allow-unavailable", false, "emit a workflow that serve lists as unavailable; the skill then names no run tool")
 	f.BoolVar(&force, "force", false, "replace a different skill already at DIR/<name>")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return c

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
@@ -42,7 +43,6 @@ func (w *workflow) sortedParams() []string {
 }
 
 var (
-	paramNameRE  = lazyre.New(`^[A-Za-z0-9_.-]{1,64}$`)
 	workflowIDRE = lazyre.New(`^workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
 	runShapedRE  = lazyre.New(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
 	attentionRE  = lazyre.New(`^[0-9a-f]{24}$`)
@@ -52,17 +52,7 @@ var (
 // checkParamNames applies the availability rules of §6.5 to the declared
 // parameter names: it returns the error class, or "".
 func checkParamNames(params []string) string {
-	for _, p := range params {
-		if p == "url" || p == "idempotency_key" {
-			return "reserved_parameter_name"
-		}
-	}
-	for _, p := range params {
-		if !paramNameRE().MatchString(p) {
-			return "unsupported_parameter_name"
-		}
-	}
-	return ""
+	return string(bundle.ParamNamesReason(params)) // the one rule (round2-decisions 8)
 }
 
 // catalog is the static set of workflows of one server.

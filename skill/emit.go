@@ -18,7 +18,6 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // EmitOptions configure [Emit]. Give exactly one of Bundle and FromFlowSkill.
@@ -42,6 +41,10 @@ type EmitOptions struct {
 	BundleOptions []bundle.Option
 	// AllowLegacy accepts a legacy_unverified bundle (with a warning).
 	AllowLegacy bool
+	// AllowUnavailable emits a workflow serve lists as unavailable (for
+	// example a reserved parameter name); the appendix then says no run
+	// tool exists and names none.
+	AllowUnavailable bool
 	// Force replaces a different skill already at OutDir/<name>.
 	Force bool
 	// AgentVersion is written into the metadata.
@@ -61,6 +64,21 @@ type EmitResult struct {
 	BundleStatus   string   `json:"bundle_status"`
 	RequiredParams []string `json:"required_params"`
 }
+
+// ErrUnavailable is returned (wrapped in an [*UnavailableError]) when the
+// workflow would be listed by serve as unavailable and AllowUnavailable is
+// not set.
+var ErrUnavailable = errors.New("workflow unavailable in serve")
+
+// UnavailableError names serve's reason code (bundle.Unavailable).
+type UnavailableError struct{ Reason bundle.Unavailable }
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%s: serve lists this workflow as unavailable (%s), so no MCP run tool exists for it; fix it in Flow, or pass --allow-unavailable to emit a skill that names no tool", ErrUnavailable, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
 
 // ErrFlow is returned (wrapped) when Flow's emit-skill fails or cannot start.
 var ErrFlow = errors.New("flow emit-skill failed")
@@ -165,8 +183,17 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	}
 	params := b.DeclaredParams()
 	slices.Sort(params)
-	if w := serveAvailability(params); w != "" {
-		warn(w)
+	// One availability rule with serve (bundle.Availability): a workflow
+	// serve would list as unavailable is refused unless AllowUnavailable
+	// (a legacy bundle: AllowLegacy alone); the appendix then names no tool.
+	reason := bundle.Availability(b)
+	switch {
+	case reason == bundle.Available:
+	case reason == bundle.LegacyUnverifiedReason && opt.AllowLegacy:
+	case opt.AllowUnavailable:
+		warn(fmt.Sprintf("serve lists this workflow as unavailable (%s); the skill names no run tool", reason))
+	default:
+		return nil, &UnavailableError{Reason: reason}
 	}
 	res := &EmitResult{
 		Name: name, WorkflowID: b.ID, BundleVersion: b.BundleVersion,
@@ -174,7 +201,7 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	}
 	out, warns, err := Wrap(raw, WrapInput{
 		DirName: name, WorkflowID: b.ID, BundleVersion: b.BundleVersion, BundleStatus: res.BundleStatus,
-		RequiredParams: params, AgentVersion: opt.AgentVersion,
+		RequiredParams: params, AgentVersion: opt.AgentVersion, Unavailable: string(reason),
 	})
 	if err != nil {
 		return nil, err
@@ -361,27 +388,6 @@ func workflowIDOf(dir string) string {
 		if it.Key == MetaWorkflowID {
 			s, _ := it.Value.(string)
 			return s
-		}
-	}
-	return ""
-}
-
-// serveParamName is the parameter-name rule of serve (mcp-surface.md §6.5):
-// Claude's API rejects tool property names outside it.
-var serveParamName = lazyre.New(`^[A-Za-z0-9_.-]{1,64}$`)
-
-// serveAvailability returns a warning when serve will list the workflow as
-// unavailable, with no run tool, because of its parameter names. It names
-// the rule, never a parameter.
-func serveAvailability(params []string) string {
-	for _, p := range params {
-		if p == "url" || p == "idempotency_key" {
-			return "serve lists this workflow as unavailable (reserved_parameter_name): a declared parameter is named url or idempotency_key; rename it in Flow"
-		}
-	}
-	for _, p := range params {
-		if !serveParamName().MatchString(p) {
-			return "serve lists this workflow as unavailable (unsupported_parameter_name): a declared parameter name is outside [A-Za-z0-9_.-]{1,64}; rename it in Flow"
 		}
 	}
 	return ""

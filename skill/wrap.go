@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v2"
@@ -50,6 +51,10 @@ type WrapInput struct {
 	RequiredParams []string
 	// AgentVersion is the build's version string.
 	AgentVersion string
+	// Unavailable is serve's reason (bundle.Unavailable) when serve lists
+	// the workflow as unavailable; the appendix then says no MCP run tool
+	// exists and names none. "" for an available workflow.
+	Unavailable string
 }
 
 // Wrap turns a Flow-emitted SKILL.md (or one this package already wrapped)
@@ -63,6 +68,17 @@ type WrapInput struct {
 // normalisation, and an error wrapping [ErrInvalid] for any other input it
 // cannot wrap safely.
 func Wrap(src []byte, in WrapInput) (out []byte, warnings []string, err error) {
+	// Flow copies step intents into the body verbatim, so a NUL or other
+	// C0/C1 control code point can appear there; each becomes U+FFFD (TAB,
+	// LF, CR kept) before the file is split and checked, with one warning
+	// that counts them and never echoes text. The frontmatter is untouched.
+	var nCtl int
+	if end := frontmatterEnd(src); end > 0 {
+		var body []byte
+		if body, nCtl = replaceControls(src[end:]); nCtl > 0 {
+			src = append(append([]byte{}, src[:end]...), body...)
+		}
+	}
 	sf, bad := splitFile(src)
 	if bad != nil {
 		return nil, nil, &FindingError{Finding: *bad}
@@ -95,6 +111,9 @@ func Wrap(src []byte, in WrapInput) (out []byte, warnings []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if nCtl > 0 {
+		warnings = append(warnings, fmt.Sprintf("SKILL.md body held %d control characters (NUL, C0 or C1); each was replaced by U+FFFD", nCtl))
+	}
 	if bytes.Contains(body, []byte("\r\n")) {
 		warnings = append(warnings, "SKILL.md body uses CRLF line endings; kept as is")
 	}
@@ -118,10 +137,11 @@ func Wrap(src []byte, in WrapInput) (out []byte, warnings []string, err error) {
 	if err := checkRoundTrip(fm, name, desc, meta); err != nil {
 		return nil, nil, err
 	}
-	appendix, err := templates.Render("appendix.md.tmpl", map[string]any{
-		"WorkflowID":     in.WorkflowID,
-		"RequiredParams": params,
-	})
+	tmpl, data := "appendix.md.tmpl", map[string]any{"WorkflowID": in.WorkflowID, "RequiredParams": params}
+	if in.Unavailable != "" {
+		tmpl, data = "appendix-unavailable.md.tmpl", map[string]any{"Reason": in.Unavailable}
+	}
+	appendix, err := templates.Render(tmpl, data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: rendering the appendix: %w", ErrInvalid, err)
 	}
@@ -291,4 +311,49 @@ func checkRoundTrip(fm []byte, name, desc string, meta map[string]string) error 
 		}
 	}
 	return nil
+}
+
+// replaceControls replaces the code points U+0000–U+001F (except TAB, LF,
+// CR) and U+0080–U+009F with U+FFFD (round2-decisions 21: code points, not
+// bytes; a byte that is not UTF-8 is kept for validation to refuse).
+func replaceControls(b []byte) ([]byte, int) {
+	n := 0
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		bad := r != utf8.RuneError || size > 1
+		bad = bad && (r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x80 && r <= 0x9f)
+		if bad {
+			if out == nil {
+				out = append(make([]byte, 0, len(b)+8), b[:i]...)
+			}
+			out = utf8.AppendRune(out, utf8.RuneError)
+			n++
+		} else if out != nil {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return b, 0
+	}
+	return out, n
+}
+
+// frontmatterEnd is the offset just after the closing "---" line of a file
+// that opens with "---", or 0.
+func frontmatterEnd(src []byte) int {
+	if !bytes.HasPrefix(src, []byte("---")) {
+		return 0
+	}
+	i := bytes.Index(src[3:], []byte("\n---"))
+	if i < 0 {
+		return 0
+	}
+	i += 3 + 1
+	j := bytes.IndexByte(src[i:], '\n')
+	if j < 0 {
+		return 0
+	}
+	return i + j + 1
 }

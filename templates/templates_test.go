@@ -39,7 +39,7 @@ func TestAppendixGolden(t *testing.T) {
 
 // Each part renders on its own too, so each has a golden.
 func TestPartsGolden(t *testing.T) {
-	data := map[string]any{"WorkflowID": "workflow_0123456789abcdef01234567", "RequiredParams": []string{"note"}}
+	data := map[string]any{"WorkflowID": "workflow_0123456789abcdef01234567", "RequiredParams": []string{"note"}, "Reason": "reserved_parameter_name"}
 	for _, name := range Names() {
 		if name == "appendix.md.tmpl" {
 			continue
@@ -75,7 +75,7 @@ func TestAppendixShape(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	want := []string{"appendix.md.tmpl", "attention.md.tmpl", "halt.md.tmpl", "invoke.md.tmpl", "seal.md.tmpl"}
+	want := []string{"appendix-unavailable.md.tmpl", "appendix.md.tmpl", "attention.md.tmpl", "halt.md.tmpl", "invoke.md.tmpl", "seal.md.tmpl"}
 	if diff := cmp.Diff(want, Names()); diff != "" {
 		t.Errorf("Names() (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,87 @@
+package bundle
+
+// Unavailable is why `serve` lists a workflow as unavailable, with no run
+// tool (round2-decisions 8; mcp-surface.md §6.5). The one enum and the one
+// function ([Availability]) that serve and `skill emit` share; "" means
+// available.
+type Unavailable string
+
+// Unavailable reasons.
+const (
+	Available                Unavailable = ""
+	LegacyUnverifiedReason   Unavailable = "legacy_unverified"
+	IntegrityFailed          Unavailable = "integrity_failed"
+	DecryptFailed            Unavailable = "decrypt_failed"
+	MissingKey               Unavailable = "missing_key"
+	InvalidBundle            Unavailable = "invalid_bundle"
+	Unreadable               Unavailable = "unreadable"
+	ReservedParameterName    Unavailable = "reserved_parameter_name"
+	UnsupportedParameterName Unavailable = "unsupported_parameter_name"
+)
+
+// serveParamName is serve's parameter-name rule (mcp-surface.md §6.5),
+// ^[A-Za-z0-9_.-]{1,64}$: Claude's API rejects tool property names outside
+// it, and free-text names could carry PHI. (A byte loop: no regexp at init.)
+func serveParamName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// reservedParams are the run tool's own arguments.
+var reservedParams = map[string]bool{"url": true, "idempotency_key": true}
+
+// AcceptedParamName reports whether serve accepts name as a run-tool
+// property (§6.5): not reserved, and within ^[A-Za-z0-9_.-]{1,64}$.
+func AcceptedParamName(name string) bool {
+	return !reservedParams[name] && serveParamName(name)
+}
+
+// ParamNamesReason applies §6.5 to declared parameter names: a reserved
+// name first, then an unsupported one; "" when all are accepted.
+func ParamNamesReason(params []string) Unavailable {
+	for _, p := range params {
+		if reservedParams[p] {
+			return ReservedParameterName
+		}
+	}
+	for _, p := range params {
+		if !serveParamName(p) {
+			return UnsupportedParameterName
+		}
+	}
+	return Available
+}
+
+// Availability is the reason serve lists b as unavailable, or "" when it
+// is available: it must fully verify (content digest and every asset; a
+// ContentVerified sealed bundle counts) and every declared parameter name
+// must be accepted.
+func Availability(b *Bundle) Unavailable {
+	switch {
+	case b == nil:
+		return Unreadable
+	case b.Integrity == LegacyUnverified:
+		return LegacyUnverifiedReason
+	case b.Integrity == Verified || b.Integrity == ContentVerified:
+		return ParamNamesReason(b.DeclaredParams())
+	}
+	switch b.ErrorKind {
+	case KindContentDigestMismatch, KindAssetHashMismatch, KindAssetMissing, KindUnsafePath:
+		return IntegrityFailed
+	case KindDecryptFailed, KindKDFCostRejected:
+		return DecryptFailed
+	case KindMissingKey:
+		return MissingKey
+	case KindInvalidJSON, KindNotABundle:
+		return InvalidBundle
+	}
+	return Unreadable
+}
