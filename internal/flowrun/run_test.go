@@ -22,7 +22,25 @@ import (
 
 func TestMain(m *testing.M) {
 	fakeflow.RunIfInvoked()
-	os.Exit(m.Run())
+	flow, cleanup, err := fakeflow.BuildShared()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "flowrun tests: the shared fake Flow did not build; each test installs its own:", err)
+	}
+	sharedFlow = flow
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// sharedFlow is the fake Flow built once for the package without -race
+// (fakeflow.BuildShared); "" means each test installs the test binary.
+var sharedFlow string
+
+func fakeFlow(t testing.TB) string {
+	if sharedFlow != "" {
+		return sharedFlow
+	}
+	return fakeflow.Install(t)
 }
 
 // harness holds one runs root with its state directory and the fake Flow.
@@ -38,7 +56,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	root := t.TempDir()
 	h := &harness{
-		flow:   fakeflow.Install(t),
+		flow:   fakeFlow(t),
 		runs:   filepath.Join(root, "runs"),
 		bundle: filepath.Join(root, "bundle"),
 		record: filepath.Join(root, "record.jsonl"),
@@ -459,7 +477,7 @@ func TestLookFlow(t *testing.T) {
 // file, spawn in a new group, wait, report read, classification.
 func BenchmarkRun(b *testing.B) {
 	root := b.TempDir()
-	flow := fakeflow.Install(b)
+	flow := fakeFlow(b)
 	paramsDir := filepath.Join(root, "runs", ".openadapt-agent", "tmp")
 	if err := os.MkdirAll(paramsDir, 0o700); err != nil {
 		b.Fatal(err)
@@ -497,7 +515,7 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // that BenchmarkRun adds this package's work to.
 func BenchmarkOSExecFake(b *testing.B) {
 	root := b.TempDir()
-	flow := fakeflow.Install(b)
+	flow := fakeFlow(b)
 	params := filepath.Join(root, "params.json")
 	if err := os.WriteFile(params, []byte(`{"note":"x"}`), 0o600); err != nil {
 		b.Fatal(err)
