@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/userdirs"
 )
 
@@ -304,8 +306,15 @@ func effectiveProfile(extra []string, config string) (string, error) {
 	}
 	fromConfig, configSet := "", false
 	if config != "" {
-		data, err := os.ReadFile(config)
-		if err != nil {
+		// The one bounded read (internal/fsutil): a FIFO or device is refused
+		// at once, a file above 1 MiB before it is read.
+		data, err := fsutil.ReadFile(context.Background(), config, fsutil.DeploymentConfig)
+		switch {
+		case errors.Is(err, fsutil.ErrNotRegular):
+			return "", configErrorf("the deployment config is not a regular file: %s", config)
+		case errors.Is(err, fsutil.ErrTooLarge):
+			return "", configErrorf("the deployment config exceeds 1 MiB: %s", config)
+		case err != nil:
 			return "", configErrorf("the deployment config could not be read: %s", config)
 		}
 		var doc map[string]any
