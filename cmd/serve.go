@@ -91,7 +91,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringArrayVar(&o.ExtraRunArgs, "extra-run-arg", nil, "argument appended verbatim to every flow run (repeatable; use --extra-run-arg=--flag)")
 	f.BoolVar(&o.Headed, "headed", false, "visible browser for the attended live session (overrides deployment.backend.headed to true)")
 	f.BoolVar(&o.AllowModelGrounding, "allow-model-grounding", false, "let the attended live session use model grounding (overrides runtime.allow_model_grounding to true)")
-	f.BoolVar(&o.Tutorial, "tutorial", false, "serve the synthetic MockMed tutorial; not available in this build")
+	f.BoolVar(&o.Tutorial, "tutorial", false, "serve Flow's synthetic MockMed tutorial (read tools; with --allow-run also run_local_quickstart); --allow-run without --bundles implies it")
 	f.BoolVar(&o.Authoring, "authoring", false, "register the 14 authoring tools (needs openadapt_flow.authoring; fails closed without it)")
 	f.StringVar(&o.ToolMode, "tool-mode", "per-workflow", "per-workflow or catalog (search_workflows + run_workflow, for large bundle sets)")
 	f.IntVar(&o.RunWait, "run-wait", 40, "seconds a run call waits before returning status running (1-3600)")

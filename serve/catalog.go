@@ -43,7 +43,7 @@ func (w *workflow) sortedParams() []string {
 }
 
 var (
-	workflowIDRE = lazyre.New(`^workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
+	workflowIDRE = lazyre.New(`^(workflow_[0-9a-f]{24}(_[1-9][0-9]*)?|local_quickstart)$`) // local_quickstart: the tutorial (§5.6)
 	runShapedRE  = lazyre.New(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
 	attentionRE  = lazyre.New(`^[0-9a-f]{24}$`)
 	idemKeyRE    = lazyre.New(`^[A-Za-z0-9._:-]{16,200}$`)

@@ -26,7 +26,9 @@ type helperState struct {
 
 // needsHelper reports whether a flag starts the helper. The tutorial
 // (t14) and authoring (u15) deliveries add their flags here.
-func (o Options) needsHelper() bool { return o.AllowAttendedActions || o.Authoring }
+func (o Options) needsHelper() bool {
+	return o.AllowAttendedActions || o.Authoring || o.impliesTutorial()
+}
 
 // alive reports whether the helper can take requests.
 func (hs *helperState) alive() bool { return hs != nil && hs.h != nil && hs.h.Alive() }

@@ -108,6 +108,7 @@ type prepared struct {
 	cacheDir string   // "" when the cache is off
 	auditLog *os.File // nil when off
 	profile  string
+	tutorial bool // tutorial mode, explicit or implied (§1.3 rule 6)
 }
 
 // validate applies the rules of §1.3 in their documented order (rules 2–15;
@@ -141,6 +142,11 @@ func validate(o Options) (*prepared, error) {
 	// 7.
 	if tutorial && (o.Bundles != "" || o.URL != "" || o.Config != "") {
 		return nil, configErrorf("--tutorial cannot be combined with --bundles, --url, or --config")
+	}
+	// 7, continued (flow-helper.md §12.11): the tutorial's argv and
+	// arguments are fixed, so nothing may add to them.
+	if tutorial && (len(o.ExtraRunArgs) > 0 || o.AllowURLOverride || o.AllowSyntheticRecordedDefaults) {
+		return nil, configErrorf("--tutorial cannot be combined with --extra-run-arg, --allow-url-override, or --allow-synthetic-recorded-defaults")
 	}
 	// 8.
 	if math.IsNaN(o.Timeout) || o.Timeout <= 0 || o.Timeout > 86400 {
@@ -228,13 +234,10 @@ func validate(o Options) (*prepared, error) {
 			return fail(configErrorf("--ledger must name a ledger file or directory: %s", o.Ledger))
 		}
 	}
-	// 14. Phase availability: D1 ships none of these.
-	switch {
-	case tutorial:
-		return fail(configErrorf("--tutorial is not available in this build"))
-	}
-	// 15. An authoring-only server serves no bundles.
-	if o.authoringOnly() {
+	// 14. Phase availability: every phase ships in this build.
+	p.tutorial = tutorial
+	// 15. An authoring-only server serves no bundles; tutorial mode has none.
+	if o.authoringOnly() || tutorial {
 		return p, nil
 	}
 	if fi, err := os.Stat(o.Bundles); err != nil || !fi.IsDir() {

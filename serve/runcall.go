@@ -224,6 +224,9 @@ func (s *Server) replayBound(ctx context.Context, c *toolCall, key, digest strin
 // admitRun is §7.2 step 4: the bundle is verified afresh at this call, then
 // the admission gate (§7.5) answers when it is on.
 func (s *Server) admitRun(w *workflow) *failure {
+	if s.isTutorial(w) {
+		return s.admitTutorial(w)
+	}
 	bundleSHA, verified := s.verifyForRun(w)
 	switch {
 	case !s.gateOn() && verified:

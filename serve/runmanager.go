@@ -119,11 +119,19 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 	if ra.url != nil {
 		req.URL = *ra.url
 	}
+	tut := s.isTutorial(ra.wf)
+	if tut {
+		s.tutorialRun(&req)
+	}
 	go func() {
 		defer m.wg.Done()
 		defer cancel()
 		res := s.runner.Run(ctx, req)
-		m.finish(lr, outcomeOf(res), &res)
+		o := outcomeOf(res)
+		if tut {
+			o = tutorialOutcome(o)
+		}
+		m.finish(lr, o, &res)
 	}()
 	return lr, nil
 }

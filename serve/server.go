@@ -53,7 +53,8 @@ type Server struct {
 	// helper is the Flow-side helper (nil unless a flag needs it).
 	helper *helperState
 	// authoring is the D4 session (nil unless --authoring).
-	authoring      *authoringState
+	authoring *authoringState
+	tut       *tutorialState // tutorial mode (tutorial.go)
 	states         stateKeeper
 	operatorWarned sync.Once
 }
@@ -123,7 +124,8 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	// 9. discovery
 	var ws []*workflow
 	var failed int
-	if !opts.authoringOnly() {
+	// Tutorial mode has no --bundles: its one workflow comes at step 11.
+	if !opts.authoringOnly() && !prep.tutorial {
 		ws, failed = s.discover()
 	}
 	s.cat = newCatalog(ws)
@@ -135,6 +137,13 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	// 11. the Flow-side helper (flow-helper.md §2.1).
 	if opts.needsHelper() {
 		if err := s.startHelper(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	// 11, D3: the synthetic tutorial (flow-helper.md §2.1 g).
+	if prep.tutorial {
+		if err := s.startTutorial(); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -160,13 +169,14 @@ func (s *Server) Banner() string {
 			s.opts.Version, onOff(s.prep.auditLog != nil, "on", "off"))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions %s; live Continue/Skip %s; protected MCP export %s; synthetic recorded defaults %s; tutorial disabled; authoring "+onOff(s.authoring != nil, "enabled", "disabled"),
+	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions %s; live Continue/Skip %s; protected MCP export %s; synthetic recorded defaults %s; tutorial %s; authoring "+onOff(s.authoring != nil, "enabled", "disabled"),
 		s.opts.Version, len(s.cat.workflows),
 		onOff(s.opts.AllowRun, "enabled", "disabled"),
 		onOff(s.helper != nil && s.opts.AllowAttendedActions, "enabled", "disabled"),
 		onOff(s.helper != nil && s.helper.live, "ready", "not configured"),
 		onOff(s.opts.AllowProtectedExport, "ENABLED", "disabled"),
-		onOff(s.opts.AllowSyntheticRecordedDefaults, "ENABLED", "disabled"))
+		onOff(s.opts.AllowSyntheticRecordedDefaults, "ENABLED", "disabled"),
+		onOff(s.tut != nil, "enabled", "disabled"))
 	fmt.Fprintf(&b, "; tool mode %s; admission gate %s", s.opts.ToolMode, s.gateName())
 	if s.gateOn() {
 		if s.opts.Ledger == "" {
@@ -211,6 +221,7 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.runs.shutdown()
 		s.closeHelper()
+		s.closeTutorial()
 		s.releaseOwner()
 		s.audit.close()
 	})

@@ -156,6 +156,11 @@ func (s *Server) registerTools() {
 	if catalogMode {
 		s.addTool(toolDef{name: toolRunWorkflow, title: "Run workflow", desc: runDescription(-1, nil, export),
 			input: runWorkflowInput(s.opts.AllowURLOverride), success: runOutcomeSchema(export), run: true}, s.runCatalog)
+		s.registerQuickstart()
+		return
+	}
+	if s.tut != nil {
+		s.registerQuickstart()
 		return
 	}
 	avail := make([]*workflow, 0, len(s.cat.workflows))

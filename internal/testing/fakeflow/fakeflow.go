@@ -53,6 +53,8 @@
 //	                "workflow" with a generated SKILL.md)
 //	CERTIFY_EXIT    certify exit code (default 0)
 //	CERTIFY_STDOUT  certify output
+//	VERSION         `--version` prints "openadapt-flow VERSION" (unset: an
+//	                invalid-choice usage error, exit 2)
 //
 // A normal run creates --run-dir (mode 0700, like Flow), sleeps, prints,
 // writes the report (mode 0600) if one is configured, and exits with EXIT.
@@ -167,6 +169,15 @@ func Main() int {
 		return certify(k, args[1:])
 	case "emit-skill":
 		return emitSkill(k, args[1:])
+	case "--version":
+		// Only with VERSION set (doctor's tests rely on a fake without
+		// --version): Flow's own format (__main__.py:4767), which serve
+		// compares with the helper's hello under --flow-python
+		// (flow-helper.md §2.1 d′).
+		if v := k["VERSION"]; v != "" {
+			fmt.Println("openadapt-flow " + v)
+			return 0
+		}
 	case "grandchild":
 		// The grandchild of hang-grandchild: ignore SIGTERM, live forever.
 		ignoreTerm()
