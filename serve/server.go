@@ -53,8 +53,8 @@ type Server struct {
 	// helper is the Flow-side helper (nil unless a flag needs it).
 	helper *helperState
 	// authoring is the D4 session (nil unless --authoring).
-	authoring *authoringState
-	tut       *tutorialState // tutorial mode (tutorial.go)
+	authoring      *authoringState
+	tut            *tutorialState // tutorial mode (tutorial.go)
 	states         stateKeeper
 	operatorWarned sync.Once
 }

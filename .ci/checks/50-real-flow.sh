@@ -72,8 +72,107 @@ timeout 900 go test -count=1 -run 'TestRealFlowAttendedE2E' ./cmd/
 echo "50-real-flow: attended end to end passed ($(elapsed))"
 
 # ---------------------------------------------------------------- tutorial (t14)
-# t14: the tutorial checks go here; share one tutorial preparation with the
-# attended checks (decision §12.20).
+# One cold `tutorial prepare` (Flow's record/compile/certify through the
+# embedded helper), shared by the helper's real-Flow tutorial test and by two
+# real `serve --allow-run --runs-dir …` starts without bundles (both reuse it).
+# The official TypeScript SDK client calls run_local_quickstart: Flow must
+# reach VERIFIED and the result must be exactly the C2 answer of the issue
+# (status error, execution_outcome VERIFIED, effect_verified true, sealed
+# false, the tutorial's own message). After shutdown no helper, MockMed or
+# Flow process may be left.
+tut_tmp="$tmp/tutorial"
+tut_runs="$tut_tmp/runs"
+mkdir -p "$tut_tmp/bin" "$tut_tmp/home"
+go build -o "$tut_tmp/bin/openadapt-agent" ./cmd/openadapt-agent
+rf_flow="$OPENADAPT_REALFLOW_DIR/bin/openadapt-flow"
+rf_python="$OPENADAPT_REALFLOW_DIR/bin/flow-python"
+tut_s=$(date +%s)
+echo "50-real-flow: tutorial prepare (cold)"
+HOME="$tut_tmp/home" timeout 900 "$tut_tmp/bin/openadapt-agent" tutorial prepare --runs-dir "$tut_runs" \
+  --flow-cli "$rf_flow" --flow-python "$rf_python" >"$tut_tmp/prepare.out" 2>"$tut_tmp/prepare.err" || {
+  echo "50-real-flow: FAILED: tutorial prepare" >&2; cat "$tut_tmp/prepare.err" >&2
+  tail -n 40 "$tut_runs"/.openadapt-agent/logs/helper-*.log >&2 || true; exit 1; }
+grep -q '^ready local_quickstart sha256:[0-9a-f]\{64\} ' "$tut_tmp/prepare.out" || { echo "50-real-flow: FAILED: tutorial prepare output" >&2; exit 1; }
+grep -q 'ready (prepared)' "$tut_tmp/prepare.err" || { echo "50-real-flow: FAILED: tutorial prepare did not prepare" >&2; exit 1; }
+echo "50-real-flow: tutorial prepared in $(( $(date +%s) - tut_s ))s: $(cat "$tut_tmp/prepare.out")"
+
+echo "50-real-flow: helper tutorial test against the shared preparation"
+OPENADAPT_REALFLOW_TUTORIAL_DIR="$tut_runs/synthetic-tutorial" timeout 600 go test -count=1 -run 'RealFlowTutorial' ./internal/flowhelper/
+
+echo "50-real-flow: npm @modelcontextprotocol/sdk@1.32.2"
+npm install --silent --no-audit --no-fund --prefix "$tut_tmp/npm" @modelcontextprotocol/sdk@1.32.2 >/dev/null
+cat >"$tut_tmp/npm/quickstart.mjs" <<'EOF'
+// A real MCP client (official TypeScript SDK) against the real binary in
+// tutorial mode: run_local_quickstart must reach Flow's VERIFIED and report
+// exactly the C2 answer; every result validates against its outputSchema.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import Ajv from "ajv";
+
+const [bin, runs, flow, python, home, mode] = process.argv.slice(2);
+const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
+const transport = new StdioClientTransport({
+  command: bin,
+  args: ["serve", "--allow-run", "--runs-dir", runs, "--flow-cli", flow, "--flow-python", python, "--run-wait", "40"],
+  env: { PATH: process.env.PATH, HOME: home },
+  stderr: "inherit",
+});
+const client = new Client({ name: "ci-tutorial", version: "1.0.0" });
+await client.connect(transport);
+const { tools } = await client.listTools();
+const names = tools.map((t) => t.name);
+const runTools = names.filter((n) => n.startsWith("run_"));
+if (JSON.stringify(runTools) !== JSON.stringify(["run_local_quickstart"])) fail(`run tools ${runTools}`);
+const tool = tools.find((t) => t.name === "run_local_quickstart");
+if (tool._meta?.requires_seal !== true || tool.annotations?.readOnlyHint !== false) fail("annotations/_meta");
+if (JSON.stringify(Object.keys(tool.inputSchema.properties)) !== JSON.stringify(["idempotency_key"])) fail("input schema");
+const ajv = new Ajv({ strict: false, allErrors: true });
+const schemas = new Map(tools.map((t) => [t.name, t.outputSchema]));
+async function call(name, args) {
+  const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 600000 });
+  const sc = res.structuredContent;
+  if (!sc || !ajv.validate(schemas.get(name), sc)) fail(`${name}: ${JSON.stringify(ajv.errors)} ${JSON.stringify(sc)}`);
+  return sc;
+}
+const lw = await call("list_workflows", {});
+if (lw.workflows.length !== 1 || lw.workflows[0].id !== "local_quickstart") fail(`list_workflows ${JSON.stringify(lw)}`);
+if (mode === "run") {
+  const key = { idempotency_key: "ci-tutorial-quickstart-0001" };
+  let r = await call("run_local_quickstart", key);
+  while (r.status === "running") r = await call("get_run_report", { run_id: r.run_id, wait_ms: 25000 });
+  const want = { status: "error", success: false, workflow_id: "local_quickstart", execution_outcome: "VERIFIED",
+    effect_verified: true, sealed: false, requires_seal: true };
+  for (const [k, v] of Object.entries(want)) if (r[k] !== v) fail(`${k}=${JSON.stringify(r[k])} in ${JSON.stringify(r)}`);
+  for (const frag of ["Unsigned production success is failure", "tutorial completed", "Nothing needs to be retried"])
+    if (!r.message.includes(frag)) fail(`message ${r.message}`);
+  const again = await call("run_local_quickstart", key);
+  if (!again.replayed || again.run_id !== r.run_id || again.message !== r.message) fail(`replay ${JSON.stringify(again)}`);
+  console.log(`ok run_local_quickstart: ${r.status} ${r.execution_outcome} effect_verified=${r.effect_verified} (${r.run_id})`);
+}
+await client.close();
+console.log(`tutorial client (${mode}): ok`);
+EOF
+for mode in run list; do
+  echo "50-real-flow: serve --allow-run (tutorial, $mode)"
+  tut_s=$(date +%s)
+  timeout 900 node "$tut_tmp/npm/quickstart.mjs" "$tut_tmp/bin/openadapt-agent" "$tut_runs" "$rf_flow" "$rf_python" "$tut_tmp/home" "$mode" \
+    2>"$tut_tmp/serve-$mode.err" || { echo "50-real-flow: FAILED: tutorial $mode" >&2; cat "$tut_tmp/serve-$mode.err" >&2
+    tail -n 40 "$tut_runs"/.openadapt-agent/logs/helper-*.log >&2 || true; exit 1; }
+  grep -q '^serve: synthetic tutorial ready (reused) in ' "$tut_tmp/serve-$mode.err" || {
+    echo "50-real-flow: FAILED: serve did not reuse the prepared tutorial" >&2; cat "$tut_tmp/serve-$mode.err" >&2; exit 1; }
+  grep -q 'tutorial enabled' "$tut_tmp/serve-$mode.err" || { echo "50-real-flow: FAILED: banner" >&2; exit 1; }
+  echo "50-real-flow: tutorial $mode ok in $(( $(date +%s) - tut_s ))s"
+done
+# Nothing left behind: no helper (its program lives under the runs dir),
+# MockMed (a thread of the helper) or Flow run (argv names the bundle).
+sleep 1
+if left=$(pgrep -af -- "$tut_runs"); then
+  echo "50-real-flow: FAILED: processes left after shutdown:" >&2; echo "$left" >&2; exit 1
+fi
+if ls "$tut_runs"/synthetic-tutorial/deployment-*.yaml >/dev/null 2>&1; then
+  echo "50-real-flow: FAILED: a deployment file outlived its server" >&2; exit 1
+fi
+echo "50-real-flow: tutorial: ok"
 
 # ---------------------------------------------------------------- authoring (u15)
 # Flow 1.32.0 has no openadapt_flow.authoring: serve --authoring must fail
