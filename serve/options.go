@@ -268,6 +268,12 @@ func prepareRunsDir(dir string) (string, error) {
 	case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
 		return "", bad
 	}
+	unsafe := func(p string) error {
+		return configErrorf("the runs or state directory %s is accessible to other users and not owned by this user; make it private (chmod 700) or pass another --runs-dir", p)
+	}
+	if fi, err := os.Lstat(abs); err != nil || makePrivate(abs, fi) != nil {
+		return "", unsafe(abs)
+	}
 	state := filepath.Join(abs, stateDirName)
 	if fi, err := os.Lstat(state); err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()) {
 		return "", bad
@@ -277,8 +283,13 @@ func prepareRunsDir(dir string) (string, error) {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return "", bad
 		}
-		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
 			return "", bad
+		}
+		// A pre-existing state folder is tightened to 0700 (ours) or refused.
+		if makePrivate(d, fi) != nil {
+			return "", unsafe(d)
 		}
 	}
 	return abs, nil
