@@ -39,8 +39,11 @@ go build -o "$bin" ./cmd/openadapt-agent
 
 # --- 1. skills-ref validate -------------------------------------------------
 emitted="$tmp/emitted"
+# --allow-unavailable: the unicode-params vector has a parameter name serve
+# refuses, so emit (issue 10) needs it to write that skill (its appendix then
+# names no run tool); the skill itself must still validate everywhere.
 for src in testdata/flow/skills/*/*/; do
-  "$bin" skill emit --from-flow-skill "$src" --out "$emitted" >/dev/null 2>"$tmp/emit.err" || { cat "$tmp/emit.err" >&2; fail "emit $src"; }
+  "$bin" skill emit --allow-unavailable --from-flow-skill "$src" --out "$emitted" >/dev/null 2>"$tmp/emit.err" || { cat "$tmp/emit.err" >&2; fail "emit $src"; }
 done
 # A freshly generated Flow skill with the ": " hazard (and a planted secret),
 # paired with a vector bundle.
