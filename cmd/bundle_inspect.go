@@ -28,10 +28,13 @@ func newBundleInspectCmd(io *IO) *cobra.Command {
 		Long: `Fully verify and describe every bundle under PATH (a bundle folder, or a folder
 whose immediate subfolders are bundles).
 
-By default only PHI-safe facts are shown: opaque id, integrity, digests, counts,
-parameter names and types, compiler version and certification status.
---protected adds the display name, slugs, step intents and recorded example
-values, and prints a warning on stderr. Exit 0 when every bundle verified; 1
+By default only PHI-safe facts are shown, each validated against a closed set:
+opaque id, integrity, digests, counts, the parameter names serve accepts (secret
+and refused names are counted, never printed), Flow's parameter types (any
+other type as "other"), the number of choices, the compiler version and
+certification status ("other" when not a version or one of Flow's labels).
+--protected shows every value as the bundle holds it and adds the display name,
+slugs, step intents and recorded example values, with a warning on stderr. Exit 0 when every bundle verified; 1
 otherwise (a PATH that is missing or unreadable is a failed entry); 2 for
 usage errors.
 
@@ -74,27 +77,48 @@ type inspectNamedValue struct {
 
 type inspectEntry struct {
 	verifyEntry
-	LegacyParams    []string              `json:"legacy_params"`
-	SecretParams    []string              `json:"secret_params"`
-	ManifestSource  *string               `json:"manifest_source"`
-	CompilerVersion *string               `json:"compiler_version"`
-	Certification   *inspectCertification `json:"certification"`
-	Protected       *inspectProtected     `json:"protected,omitempty"`
+	// LegacyParams are the legacy params names in JSON order; by default
+	// only those the safe view shows (the others are counted in
+	// hidden_parameters).
+	LegacyParams []string `json:"legacy_params"`
+	// SecretParams lists secret_params with --protected only; the default
+	// view gives SecretParamCount instead.
+	SecretParams     *[]string             `json:"secret_params,omitempty"`
+	SecretParamCount *int                  `json:"secret_param_count,omitempty"`
+	ManifestSource   *string               `json:"manifest_source"`
+	CompilerVersion  *string               `json:"compiler_version"`
+	Certification    *inspectCertification `json:"certification"`
+	Protected        *inspectProtected     `json:"protected,omitempty"`
 }
 
+// newInspectEntry builds one entry. By default every bundle-supplied text is
+// validated against a closed set first (round2-decisions 5): parameters as in
+// `bundle verify --json`, the compiler version as a version token and the
+// certification status as one of Flow's labels, else "other".
 func newInspectEntry(b *bundle.Bundle, protected bool) inspectEntry {
 	e := inspectEntry{
-		verifyEntry:     newVerifyEntry(b),
-		LegacyParams:    orEmpty(b.LegacyParams),
-		SecretParams:    orEmpty(b.SecretParams),
+		verifyEntry:     newVerifyEntry(b, protected),
 		ManifestSource:  nullable(b.ManifestSource),
-		CompilerVersion: nullable(b.CompilerVersion),
+		CompilerVersion: nullable(bundle.SafeVersion(b.CompilerVersion)),
 	}
-	if !b.Loaded() {
-		e.LegacyParams, e.SecretParams = nil, nil
+	status := func(s string) string { return bundle.SafeCertificationStatus(s) }
+	if protected {
+		e.CompilerVersion = nullable(b.CompilerVersion)
+		status = func(s string) string { return s }
+	}
+	if b.Loaded() {
+		if protected {
+			e.LegacyParams = orEmpty(b.LegacyParams)
+			sp := orEmpty(b.SecretParams)
+			e.SecretParams = &sp
+		} else {
+			v := b.SafeView()
+			n := v.SecretParamCount
+			e.LegacyParams, e.SecretParamCount = v.LegacyParams, &n
+		}
 	}
 	if p := b.Provenance; p != nil {
-		e.Certification = &inspectCertification{ProvenanceCertified: p.Certified, CertificationStatus: p.CertificationStatus}
+		e.Certification = &inspectCertification{ProvenanceCertified: p.Certified, CertificationStatus: status(p.CertificationStatus)}
 	}
 	if protected {
 		if p, err := b.Protected(); err == nil {
@@ -129,7 +153,7 @@ func runBundleInspect(io *IO, o *bundleInspectOptions) error {
 		return err
 	}
 	if o.protected {
-		warnf(io.Err, "--protected prints protected data (workflow names, step intents, recorded values); keep it local")
+		warnf(io.Err, "--protected prints protected data (workflow names, step intents, recorded values, free-text parameter names, types and choices); keep it local")
 	}
 	entries := make([]inspectEntry, 0, len(bs))
 	for _, b := range bs {
@@ -153,6 +177,13 @@ func runBundleInspect(io *IO, o *bundleInspectOptions) error {
 		}
 	}
 	return nil
+}
+
+func requiredWord(r bool) string {
+	if r {
+		return "required"
+	}
+	return "optional"
 }
 
 // quoteText renders a protected or free-text value on one line.
@@ -200,20 +231,36 @@ func writeInspectText(w io.Writer, entries []inspectEntry) error {
 			}
 		}
 		line("provenance_certified", cert+" [unprotected provenance, informational]")
-		if e.Parameters != nil {
-			line("parameters", strconv.Itoa(len(*e.Parameters)))
-			for _, p := range *e.Parameters {
-				flags := []string{p.Type}
-				if p.Required {
-					flags = append(flags, "required")
-				} else {
-					flags = append(flags, "optional")
+		switch ps := e.Parameters.(type) {
+		case []bundle.SafeParam:
+			line("parameters", strconv.Itoa(len(ps)))
+			for _, p := range ps {
+				flags := []string{p.Type, requiredWord(p.Required)}
+				if p.ChoiceCount > 0 {
+					flags = append(flags, "choices="+strconv.Itoa(p.ChoiceCount))
 				}
+				fmt.Fprintf(&sb, "  - %s (%s)\n", quoteText(p.Name), strings.Join(flags, ", "))
+			}
+			if h := *e.HiddenParameters; h != nil {
+				line("hidden_parameters", fmt.Sprintf("%d (secret %d, refused name %d)", h.Total(), h.Secret, h.RefusedName))
+			}
+		case []bundle.Param:
+			line("parameters", strconv.Itoa(len(ps)))
+			for _, p := range ps {
+				typ := p.Type
+				if bundle.SafeType(typ) != typ {
+					typ = quoteText(typ)
+				}
+				flags := []string{typ, requiredWord(p.Required)}
 				if p.Secret {
 					flags = append(flags, "secret")
 				}
 				if len(p.Choices) > 0 {
-					flags = append(flags, "choices="+strconv.Itoa(len(p.Choices)))
+					cs := make([]string, len(p.Choices))
+					for i, c := range p.Choices {
+						cs[i] = quoteText(c)
+					}
+					flags = append(flags, "choices=["+strings.Join(cs, " ")+"]")
 				}
 				fmt.Fprintf(&sb, "  - %s (%s)\n", quoteText(p.Name), strings.Join(flags, ", "))
 			}

@@ -20,6 +20,7 @@ type bundleVerifyOptions struct {
 	paths       []string
 	asJSON      bool
 	allowLegacy bool
+	protected   bool
 }
 
 func newBundleVerifyCmd(io *IO) *cobra.Command {
@@ -32,6 +33,11 @@ asset; sealed bundles are decrypted with OPENADAPT_BUNDLE_KEY. Each PATH is its 
 discovery root: a bundle folder, or a folder whose immediate subfolders are bundles.
 
 Prints one line per bundle: integrity, workflow id, digest or error kind, path.
+--json prints one document; its parameters are the PHI-safe view: only names
+serve accepts, never secret ones (both counted in hidden_parameters), a type
+outside Flow's enumeration as "other", and choices counted, not printed.
+--protected shows them exactly as Flow's canonical schema, with a warning on
+stderr.
 Exit 0 when every bundle verified; 1 when any failed or is legacy-unverified (a
 bundle without a manifest; --allow-legacy lets it pass with a warning), or when
 a PATH does not exist or cannot be read (a failed entry: not_a_bundle or
@@ -51,6 +57,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	}
 	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	c.Flags().BoolVar(&o.allowLegacy, "allow-legacy", false, "let legacy bundles without a manifest pass (with a warning)")
+	c.Flags().BoolVar(&o.protected, "protected", false, "with --json, show parameters exactly as Flow's canonical schema (free-text names, types, choices, secrets)")
 	addQuietFlag(c)
 	return c
 }
@@ -101,6 +108,9 @@ func runBundleVerify(io *IO, o *bundleVerifyOptions) error {
 		}
 		all = append(all, bs...)
 	}
+	if o.protected {
+		warnf(io.Err, "--protected prints protected data (free-text parameter names, types and choices, secret parameter names); keep it local")
+	}
 	ok := true
 	for _, b := range all {
 		switch b.Integrity {
@@ -117,7 +127,7 @@ func runBundleVerify(io *IO, o *bundleVerifyOptions) error {
 	}
 	var err error
 	if o.asJSON {
-		err = writeVerifyJSON(io.Out, all)
+		err = writeVerifyJSON(io.Out, all, o.protected)
 	} else {
 		err = writeVerifyLines(io.Out, all)
 	}
@@ -163,20 +173,27 @@ func writeVerifyLines(w io.Writer, bs []*bundle.Bundle) error {
 // verifyEntry is one bundle of the verification document. Field names are a
 // contract (acceptance checks read them).
 type verifyEntry struct {
-	Path            string          `json:"path"`
-	Integrity       string          `json:"integrity"`
-	ErrorKind       *string         `json:"error_kind"`
-	WorkflowID      *string         `json:"workflow_id"`
-	ContentDigest   *string         `json:"content_digest"`
-	BundleVersion   *string         `json:"bundle_version"`
-	Encrypted       bool            `json:"encrypted"`
-	SchemaVersion   *int            `json:"schema_version"`
-	StepCount       *int            `json:"step_count"`
-	ActionStepCount *int            `json:"action_step_count"`
-	Parameters      *[]bundle.Param `json:"parameters"`
+	Path            string  `json:"path"`
+	Integrity       string  `json:"integrity"`
+	ErrorKind       *string `json:"error_kind"`
+	WorkflowID      *string `json:"workflow_id"`
+	ContentDigest   *string `json:"content_digest"`
+	BundleVersion   *string `json:"bundle_version"`
+	Encrypted       bool    `json:"encrypted"`
+	SchemaVersion   *int    `json:"schema_version"`
+	StepCount       *int    `json:"step_count"`
+	ActionStepCount *int    `json:"action_step_count"`
+	// Parameters is null for a bundle that did not load; else the PHI-safe
+	// view ([]bundle.SafeParam) by default, or Flow's exact canonical
+	// schema ([]bundle.Param, flow-bundle.md §2) with --protected.
+	Parameters any `json:"parameters"`
+	// HiddenParameters counts the names the safe view leaves out: present
+	// (null for a bundle that did not load) in the default view, absent
+	// with --protected, which hides nothing.
+	HiddenParameters **bundle.HiddenParams `json:"hidden_parameters,omitempty"`
 }
 
-func newVerifyEntry(b *bundle.Bundle) verifyEntry {
+func newVerifyEntry(b *bundle.Bundle, protected bool) verifyEntry {
 	e := verifyEntry{
 		Path:          b.Dir,
 		Integrity:     string(b.Integrity),
@@ -189,13 +206,22 @@ func newVerifyEntry(b *bundle.Bundle) verifyEntry {
 		k := string(b.ErrorKind)
 		e.ErrorKind = &k
 	}
+	if !protected {
+		e.HiddenParameters = new(*bundle.HiddenParams)
+	}
 	if b.Loaded() {
 		sv, sc, ac := b.SchemaVersion, b.StepCount, b.ActionStepCount
-		params := b.Params
-		if params == nil {
-			params = []bundle.Param{}
+		e.SchemaVersion, e.StepCount, e.ActionStepCount = &sv, &sc, &ac
+		if protected {
+			params := b.Params
+			if params == nil {
+				params = []bundle.Param{}
+			}
+			e.Parameters = params
+		} else {
+			v := b.SafeView()
+			e.Parameters, *e.HiddenParameters = v.Params, &v.Hidden
 		}
-		e.SchemaVersion, e.StepCount, e.ActionStepCount, e.Parameters = &sv, &sc, &ac, &params
 	}
 	return e
 }
@@ -217,13 +243,13 @@ func nullable(s string) *string {
 	return &s
 }
 
-func writeVerifyJSON(w io.Writer, bs []*bundle.Bundle) error {
+func writeVerifyJSON(w io.Writer, bs []*bundle.Bundle, protected bool) error {
 	doc := struct {
 		MediaType string        `json:"mediaType"`
 		Bundles   []verifyEntry `json:"bundles"`
 	}{MediaType: bundleVerificationMediaType, Bundles: make([]verifyEntry, 0, len(bs))}
 	for _, b := range bs {
-		doc.Bundles = append(doc.Bundles, newVerifyEntry(b))
+		doc.Bundles = append(doc.Bundles, newVerifyEntry(b, protected))
 	}
 	return writeJSON(w, doc)
 }

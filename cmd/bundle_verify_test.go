@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestBundleVerifyJSONMatchesManifest runs `bundle verify --json` over every
-// bundle vector (each its own operand) and compares each entry with the
-// MANIFEST's expectations: with the passphrase, and without it for sealed
-// vectors (workflow_id_without_key, missing_key).
+// TestBundleVerifyJSONMatchesManifest runs `bundle verify --json --protected`
+// over every bundle vector (each its own operand) and compares each entry
+// with the MANIFEST's expectations: with the passphrase, and without it for
+// sealed vectors (workflow_id_without_key, missing_key). --protected is the
+// exact flow-bundle.md §2 view that the vectors pin (round2-decisions 5);
+// the default view is the PHI-safe one (TestBundleViewsHidePlantedText).
 func TestBundleVerifyJSONMatchesManifest(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "flow")
 	data, err := os.ReadFile(filepath.Join(dir, "MANIFEST.json"))
@@ -89,7 +92,7 @@ func TestBundleVerifyJSONMatchesManifest(t *testing.T) {
 	run := func(key string, args []string) (doc, int, string) {
 		t.Setenv("OPENADAPT_BUNDLE_KEY", key)
 		var out, errb bytes.Buffer
-		code := Run(context.Background(), append([]string{"bundle", "verify", "--json"}, args...), nil, &out, &errb)
+		code := Run(context.Background(), append([]string{"bundle", "verify", "--json", "--protected"}, args...), nil, &out, &errb)
 		var d doc
 		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
 			t.Fatalf("stdout is not one JSON document: %v\n%s", err, out.String())
@@ -97,8 +100,8 @@ func TestBundleVerifyJSONMatchesManifest(t *testing.T) {
 		return d, code, errb.String()
 	}
 	d, code, stderr := run(m.Passphrase, args)
-	if code != 1 || stderr != "" {
-		t.Errorf("exit %d, stderr %q; want 1 and nothing", code, stderr)
+	if code != 1 || !strings.HasPrefix(stderr, "openadapt-agent: warning: --protected prints protected data") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want 1 and the --protected warning only", code, stderr)
 	}
 	if d.MediaType != "application/vnd.openadapt-agent.bundle-verification+json;version=1" {
 		t.Errorf("mediaType %q", d.MediaType)

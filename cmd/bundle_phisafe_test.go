@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+)
+
+// plantedBundle writes a verifying schema-v3 bundle (no §5.1 omissions)
+// whose free text carries planted secrets in every place the default views
+// used to print: a parameter type, an enum choice, a name serve refuses, a
+// reserved name, a secret_params entry, the compiler version and the
+// certification status.
+func plantedBundle(t *testing.T) (dir string, planted []string) {
+	t.Helper()
+	planted = []string{"PLANTED-TYPE-3c9e", "PLANTED-CHOICE-3c9e", "PLANTED NAME 3c9e", "PLANTED_SECRET_3c9e", "PLANTED-VERSION-3c9e", "PLANTED-STATUS-3c9e"}
+	w := map[string]any{
+		"schema_version": 3,
+		"name":           "synthetic",
+		"params":         map[string]any{"note": "x", planted[2]: "y", "url": "z"},
+		"param_specs": map[string]any{
+			"kind":     map[string]any{"name": "kind", "type": planted[0], "required": true},
+			"priority": map[string]any{"name": "priority", "type": "enum", "required": false, "choices": []any{"routine", planted[1]}},
+		},
+		"secret_params": []any{planted[3]},
+		"steps":         []any{},
+	}
+	raw, _ := json.Marshal(map[string]any{"files": map[string]any{}, "workflow": w})
+	canon, err := bundle.CanonicalJSON(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(canon)
+	w["manifest"] = map[string]any{"schema_version": 1, "content_digest": hex.EncodeToString(sum[:]), "file_hashes": map[string]any{},
+		"provenance": map[string]any{"compiler_version": planted[4], "certified": true, "certification_status": planted[5]}, "encrypted": false}
+	data, _ := json.Marshal(w)
+	dir = filepath.Join(t.TempDir(), "b")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "workflow.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, planted
+}
+
+// TestBundleViewsHidePlantedText: the default `bundle inspect` (text and
+// --json) and `bundle verify` (text and --json) views print none of the
+// planted text (round2-decisions 5) and count what they hide; --protected
+// prints all of it, so the check can see a leak.
+func TestBundleViewsHidePlantedText(t *testing.T) {
+	dir, planted := plantedBundle(t)
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), args, nil, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	for _, args := range [][]string{
+		{"bundle", "inspect", dir},
+		{"bundle", "inspect", "--json", dir},
+		{"bundle", "verify", dir},
+		{"bundle", "verify", "--json", dir},
+	} {
+		out, errs := run(args...)
+		for _, p := range planted {
+			for _, field := range strings.Fields(p) {
+				if strings.Contains(out+errs, field) {
+					t.Errorf("%v prints planted %q:\n%s%s", args, field, out, errs)
+				}
+			}
+		}
+		if strings.Contains(out, "url") {
+			t.Errorf("%v prints the reserved name url:\n%s", args, out)
+		}
+	}
+
+	out, _ := run("bundle", "verify", "--json", dir)
+	var doc struct {
+		Bundles []struct {
+			Parameters []bundle.SafeParam   `json:"parameters"`
+			Hidden     *bundle.HiddenParams `json:"hidden_parameters"`
+		} `json:"bundles"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Bundles) != 1 {
+		t.Fatalf("verify --json: %v\n%s", err, out)
+	}
+	want := []bundle.SafeParam{
+		{Name: "kind", Type: "other", Required: true},
+		{Name: "note", Type: "string", Required: false},
+		{Name: "priority", Type: "enum", Required: false, ChoiceCount: 2},
+	}
+	got := doc.Bundles[0]
+	if !equalJSON(got.Parameters, want) || got.Hidden == nil || *got.Hidden != (bundle.HiddenParams{Secret: 1, RefusedName: 2}) {
+		t.Errorf("safe view: parameters %+v hidden %+v; want %+v and 1 secret, 2 refused", got.Parameters, got.Hidden, want)
+	}
+
+	out, _ = run("bundle", "inspect", "--json", dir)
+	for _, s := range []string{`"secret_param_count": 1`, `"legacy_params": [` + "\n" + `        "note"` + "\n      ]", `"compiler_version": "other"`, `"certification_status": "other"`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("inspect --json lacks %s:\n%s", s, out)
+		}
+	}
+
+	// --protected shows every planted value, and warns.
+	for _, args := range [][]string{{"bundle", "inspect", "--protected", dir}, {"bundle", "inspect", "--protected", "--json", dir}, {"bundle", "verify", "--protected", "--json", dir}} {
+		out, errs := run(args...)
+		for _, p := range planted[:4] {
+			if !strings.Contains(out, p) {
+				t.Errorf("%v lacks %q:\n%s", args, p, out)
+			}
+		}
+		if !strings.Contains(errs, "warning: --protected prints protected data") {
+			t.Errorf("%v: no warning on stderr: %q", args, errs)
+		}
+	}
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
