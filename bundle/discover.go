@@ -31,7 +31,7 @@ func Discover(root string, opts ...Option) ([]*Bundle, error) {
 	}
 	fi, err := os.Lstat(root)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err, "<root>"))
+		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		b := &Bundle{Dir: root}
@@ -44,7 +44,7 @@ func Discover(root string, opts ...Option) ([]*Bundle, error) {
 	}
 	isBundle, err := hasMarker(root)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err, "<root>"))
+		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
 	}
 	var dirs []string
 	pre := map[int]*Bundle{}
@@ -53,7 +53,7 @@ func Discover(root string, opts ...Option) ([]*Bundle, error) {
 	} else {
 		entries, err := os.ReadDir(root)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err, "<root>"))
+			return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
 		}
 		for _, e := range entries { // os.ReadDir sorts by name (byte order)
 			child := joinRoot(root, e.Name())
@@ -120,7 +120,7 @@ func Load(dir string, opts ...Option) (*Bundle, error) {
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err, "<root>"))
+		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		b := &Bundle{Dir: dir}
@@ -132,7 +132,7 @@ func Load(dir string, opts ...Option) (*Bundle, error) {
 		return nil, fmt.Errorf("%w: not a folder", ErrRoot)
 	}
 	if _, err := hasMarker(dir); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err, "<root>"))
+		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
 	}
 	b := newLoader(cfg, newLimiter(cfg.workers)).load(dir)
 	return b, b.Err

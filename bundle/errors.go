@@ -24,8 +24,10 @@ const (
 	KindUnsafePath            ErrorKind = "unsafe_path"
 	KindKDFCostRejected       ErrorKind = "kdf_cost_rejected"
 	// KindUnreadable is Go-only (round2-decisions.md 14): a file or folder
-	// exists but the process may not read it (permission denied). Flow
-	// reports such a file as missing or corrupt; saying so is more useful.
+	// of the bundle (the folder itself, a marker, the sidecar manifest, a
+	// listed asset, a sealed template or a folder above one) exists but the
+	// process may not read it (permission denied). Flow reports such a file
+	// as missing or corrupt; saying so is more useful.
 	KindUnreadable ErrorKind = "unreadable"
 )
 
@@ -41,7 +43,7 @@ var (
 	ErrContentDigestMismatch = fmt.Errorf("%w: content digest mismatch", ErrBundle)
 	// ErrAssetHashMismatch: a listed asset's SHA-256 differs from file_hashes.
 	ErrAssetHashMismatch = fmt.Errorf("%w: asset hash mismatch", ErrBundle)
-	// ErrAssetMissing: a listed asset is absent, not a regular file, or unreadable.
+	// ErrAssetMissing: a listed asset is absent or not a regular file.
 	ErrAssetMissing = fmt.Errorf("%w: asset missing", ErrBundle)
 	// ErrDecryptFailed: a sealed container is malformed or fails authentication
 	// (wrong passphrase and tampering are deliberately indistinguishable).
@@ -138,34 +140,62 @@ func newErr(kind ErrorKind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
 }
 
-// sanitize strips the (absolute, protected) path from fs errors, keeping the
-// operation and the errno, and replacing the path by a bundle-relative name.
-func sanitize(err error, rel string) error {
+// sanitize keeps only what went wrong from an fs error (the errno, or the
+// reason of internal/fsutil), never the operation's path: an absolute path
+// is protected, and a bundle-relative one is named by the caller's detail
+// when it is safe to show (see [safeRel]). Message texts therefore never
+// carry a path placeholder or a path with its leading "/" cut off.
+func sanitize(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return &fs.PathError{Op: pe.Op, Path: safeRel(rel), Err: pe.Err}
+		return pe.Err
 	}
 	var le *os.LinkError
 	if errors.As(err, &le) {
-		return &fs.PathError{Op: le.Op, Path: safeRel(rel), Err: le.Err}
+		return le.Err
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err
 	}
 	return err
 }
 
-// safeRel returns rel when it consists only of characters that cannot carry
-// free text ([A-Za-z0-9._/-], at most 200 bytes); otherwise a placeholder.
-// File names are structure, but a file_hashes key is attacker-controlled text.
-func safeRel(rel string) string {
+// isPermission reports a permission error (EACCES, EPERM).
+func isPermission(err error) bool { return errors.Is(err, fs.ErrPermission) }
+
+// safeRel reports whether rel consists only of characters that cannot carry
+// free text ([A-Za-z0-9._/-], at most 200 bytes). File names are structure,
+// but a file_hashes key is attacker-controlled text.
+func safeRel(rel string) bool {
 	if len(rel) == 0 || len(rel) > 200 {
-		return "<asset>"
+		return false
 	}
 	for i := 0; i < len(rel); i++ {
 		c := rel[i]
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '/', c == '-':
 		default:
-			return "<asset>"
+			return false
 		}
 	}
-	return rel
+	return true
+}
+
+// assetRef names listed asset i for a message: its index, and its path
+// when [safeRel] allows showing it.
+func assetRef(i int, rel string) string {
+	if safeRel(rel) {
+		return fmt.Sprintf("listed asset %d (%s)", i, rel)
+	}
+	return fmt.Sprintf("listed asset %d", i)
+}
+
+// fileRef names a bundle file by its relative path when [safeRel] allows
+// it, else by what it is.
+func fileRef(rel, what string) string {
+	if safeRel(rel) {
+		return rel
+	}
+	return what
 }

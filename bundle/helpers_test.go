@@ -48,6 +48,9 @@ type synth struct {
 	Files    map[string][]byte
 	Extra    map[string][]byte // written but never listed
 	Sealed   string            // passphrase: seal the bundle
+	// SidecarOnly writes the manifest only to manifest.json (no embedded
+	// manifest), so the sidecar is the authoritative one (§3).
+	SidecarOnly bool
 }
 
 const baseWorkflow = `{"schema_version":2,"name":"CANARY-NAME","encrypted":false,"params":{"note":"CANARY-VALUE"},"param_specs":{},"secret_params":[],"steps":[{"id":"s0","intent":"CANARY-INTENT","action":"click","anchor":{"template":"templates/a.png","structural":{"frame_path":null}},"field_label":null,"modifiers":[],"risk_review_required":false,"timeout_s":10.0}],"interstitials":[],"program":null,"subflows":{},"data_sources":{}}`
@@ -96,6 +99,9 @@ func (s synth) write(t testing.TB, dir string) string {
 	manifest := fmt.Sprintf(`{"schema_version":2,"content_digest":%q,"file_hashes":%s,"provenance":{"compiler_version":"9.9.9","certified":false},"encrypted":%v}`,
 		digest, fh.String(), s.Sealed != "")
 	full := strings.TrimSuffix(wf, "}") + `,"manifest":` + manifest + "}"
+	if s.SidecarOnly {
+		full = wf
+	}
 	write := func(rel string, data []byte) {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -120,9 +120,10 @@ type markerState int
 const (
 	markerAbsent markerState = iota
 	markerRegular
-	markerOther   // exists but is not a regular file
-	markerSymlink // refused
-	markerError   // cannot be inspected
+	markerOther      // exists but is not a regular file
+	markerSymlink    // refused
+	markerUnreadable // permission denied
+	markerError      // cannot be inspected
 )
 
 func lstatMarker(path string) markerState {
@@ -130,6 +131,8 @@ func lstatMarker(path string) markerState {
 	switch {
 	case err != nil && errors.Is(err, fs.ErrNotExist):
 		return markerAbsent
+	case err != nil && isPermission(err):
+		return markerUnreadable
 	case err != nil:
 		return markerError
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -152,6 +155,8 @@ func (l *loader) load(dir string) *Bundle {
 	switch {
 	case plain == markerSymlink || sealed == markerSymlink:
 		err = newErr(KindUnsafePath, "marker file is a symlink")
+	case plain == markerUnreadable || sealed == markerUnreadable:
+		err = newErr(KindUnreadable, "the bundle folder cannot be read (permission denied)")
 	case plain == markerError || sealed == markerError:
 		err = newErr(KindNotABundle, "marker file cannot be inspected")
 	case !plainOK && !sealedOK:
@@ -290,10 +295,10 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 	for i, fe := range man.entries {
 		got, ok := hashes[fe.rel]
 		if !ok {
-			return newErr(KindAssetMissing, "listed asset %d (%s) has no sealed ciphertext", i, safeRel(fe.rel))
+			return newErr(KindAssetMissing, "%s has no sealed ciphertext", assetRef(i, fe.rel))
 		}
 		if got != fe.hex {
-			return newErr(KindAssetHashMismatch, "sealed asset %d (%s) plaintext hash mismatch", i, safeRel(fe.rel))
+			return newErr(KindAssetHashMismatch, "%s: sealed plaintext hash mismatch", assetRef(i, fe.rel))
 		}
 	}
 	b.Integrity = Verified
@@ -305,8 +310,8 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 
 // readCapped reads a regular, non-symlink file of at most maxJSONSize bytes,
 // never following a symlink or blocking on a fifo swapped in after an lstat.
-// Failures are invalid_json (the content cannot be read as JSON), or
-// unsafe_path for a symlink.
+// Failures are invalid_json (the content cannot be read as JSON), unsafe_path
+// for a symlink, or unreadable when permission is denied.
 func readCapped(path, rel string) ([]byte, *Error) {
 	f, fi, err := openNoFollow(path)
 	if errors.Is(err, errIsSymlink) {
@@ -315,8 +320,11 @@ func readCapped(path, rel string) ([]byte, *Error) {
 	if errors.Is(err, errNotRegular) {
 		return nil, newErr(KindInvalidJSON, "%s is not a regular file", rel)
 	}
+	if isPermission(err) {
+		return nil, newErr(KindUnreadable, "%s cannot be read (permission denied)", fileRef(rel, "a bundle file"))
+	}
 	if err != nil {
-		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
+		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + fileRef(rel, "a bundle file"), cause: sanitize(err)}
 	}
 	defer f.Close()
 	if !fi.Mode().IsRegular() {
@@ -327,8 +335,11 @@ func readCapped(path, rel string) ([]byte, *Error) {
 	}
 	// Read exactly the stat'ed size plus one byte, to notice growth.
 	data, err := readSized(f, fi.Size())
+	if isPermission(err) {
+		return nil, newErr(KindUnreadable, "%s cannot be read (permission denied)", fileRef(rel, "a bundle file"))
+	}
 	if err != nil {
-		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + rel, cause: sanitize(err, rel)}
+		return nil, &Error{Kind: KindInvalidJSON, Detail: "cannot read " + fileRef(rel, "a bundle file"), cause: sanitize(err)}
 	}
 	if len(data) > maxJSONSize {
 		return nil, newErr(KindInvalidJSON, "%s exceeds %d bytes", rel, maxJSONSize)
@@ -363,6 +374,8 @@ func (l *loader) pickManifest(d *pyjson.Doc, dir string) (*manifest, *Error) {
 		return nil, nil
 	case markerSymlink:
 		return nil, newErr(KindUnsafePath, "manifest.json is a symlink")
+	case markerUnreadable:
+		return nil, newErr(KindUnreadable, "manifest.json cannot be read (permission denied)")
 	case markerRegular:
 	default:
 		return nil, newErr(KindInvalidJSON, "manifest.json is not a regular file")
@@ -463,6 +476,7 @@ func checkKeys(entries []fileEntry) *Error {
 // symlink: every folder component is lstat'ed (once per bundle) and the file
 // itself is opened without following a symlink or blocking on a fifo.
 func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bool) *Error {
+	ref := assetRef(i, fe.rel)
 	parts := strings.Split(fe.rel, "/")
 	cur := dir
 	for _, part := range parts[:len(parts)-1] {
@@ -472,37 +486,44 @@ func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bo
 		}
 		fi, err := os.Lstat(cur)
 		switch {
+		case err != nil && isPermission(err):
+			return newErr(KindUnreadable, "%s cannot be read: a folder above it denies permission", ref)
 		case err != nil:
-			return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
+			return newErr(KindAssetMissing, "%s is missing", ref)
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return newErr(KindUnsafePath, "listed asset %d (%s) is under a symlink", i, safeRel(fe.rel))
+			return newErr(KindUnsafePath, "%s is under a symlink", ref)
 		case !fi.IsDir():
-			return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
+			return newErr(KindAssetMissing, "%s is missing", ref)
 		}
 		dirOK[cur] = true
 	}
 	f, fi, err := openNoFollow(filepath.Join(cur, parts[len(parts)-1]))
 	switch {
 	case errors.Is(err, errIsSymlink):
-		return newErr(KindUnsafePath, "listed asset %d (%s) is a symlink", i, safeRel(fe.rel))
+		return newErr(KindUnsafePath, "%s is a symlink", ref)
 	case errors.Is(err, errNotRegular):
-		return newErr(KindAssetMissing, "listed asset %d (%s) is not a regular file", i, safeRel(fe.rel))
+		return newErr(KindAssetMissing, "%s is not a regular file", ref)
 	case errors.Is(err, fs.ErrNotExist):
-		return newErr(KindAssetMissing, "listed asset %d (%s) is missing", i, safeRel(fe.rel))
+		return newErr(KindAssetMissing, "%s is missing", ref)
+	case isPermission(err):
+		return newErr(KindUnreadable, "%s cannot be read (permission denied)", ref)
 	case err != nil:
-		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
+		return &Error{Kind: KindAssetMissing, Detail: ref + " cannot be read", cause: sanitize(err)}
 	}
 	defer f.Close()
 	if !fi.Mode().IsRegular() {
-		return newErr(KindAssetMissing, "listed asset %d (%s) is not a regular file", i, safeRel(fe.rel))
+		return newErr(KindAssetMissing, "%s is not a regular file", ref)
 	}
 	h := sha256.New()
 	if _, err := l.hashSized(h, f, fi.Size()); err != nil {
-		return &Error{Kind: KindAssetMissing, Detail: "listed asset " + safeRel(fe.rel) + " cannot be read", cause: sanitize(err, fe.rel)}
+		if isPermission(err) {
+			return newErr(KindUnreadable, "%s cannot be read (permission denied)", ref)
+		}
+		return &Error{Kind: KindAssetMissing, Detail: ref + " cannot be read", cause: sanitize(err)}
 	}
 	var sum [sha256.Size]byte
 	if hex.EncodeToString(h.Sum(sum[:0])) != fe.hex {
-		return newErr(KindAssetHashMismatch, "asset %d (%s) hash mismatch", i, safeRel(fe.rel))
+		return newErr(KindAssetHashMismatch, "%s hash mismatch", ref)
 	}
 	return nil
 }
@@ -520,8 +541,11 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 	var walk func(abs, rel string) *Error
 	walk = func(abs, rel string) *Error {
 		entries, err := os.ReadDir(abs)
+		if isPermission(err) {
+			return newErr(KindUnreadable, "%s cannot be listed (permission denied)", fileRef(rel, "a folder under templates"))
+		}
 		if err != nil {
-			return &Error{Kind: KindDecryptFailed, Detail: "cannot list " + safeRel(rel), cause: sanitize(err, rel)}
+			return &Error{Kind: KindDecryptFailed, Detail: "cannot list " + fileRef(rel, "a folder under templates"), cause: sanitize(err)}
 		}
 		for _, e := range entries {
 			r, a := rel+"/"+e.Name(), filepath.Join(abs, e.Name())
@@ -560,7 +584,7 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 			defer l.lim.release()
 			data, e := readCapped(j.path, j.rel+".enc")
 			if e != nil {
-				if e.Kind != KindUnsafePath {
+				if e.Kind != KindUnsafePath && e.Kind != KindUnreadable {
 					e = &Error{Kind: KindDecryptFailed, Detail: e.Detail, cause: e.cause}
 				}
 				j.err = e
