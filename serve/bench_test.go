@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,5 +57,48 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
+	}
+}
+
+// BenchmarkServeReadRoundTrip is one get_workflow call through Serve's own
+// framed stdio transport (pipes, no go-sdk client): the frame parse, the
+// go-sdk dispatch, the tool middleware and the result encoding, as a real
+// client sees them. bench/servebench times the same path as a process.
+func BenchmarkServeReadRoundTrip(b *testing.B) {
+	root := b.TempDir()
+	writeBundle(b, filepath.Join(root, "bundles", "demo"), testBundle{name: "Demo", params: map[string]string{"note": "x"}, intents: []string{"a", "b"}, salt: "bench"})
+	s, err := New(Options{Bundles: filepath.Join(root, "bundles"), RunsDir: filepath.Join(root, "runs"), Timeout: 600, RunWait: 40, AuditLog: "off", Environ: []string{}}, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), inR, outW) }()
+	rd := bufio.NewReaderSize(outR, 1<<20)
+	call := func(frame string) string {
+		if _, err := io.WriteString(inW, frame+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
+	}
+	call(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	frame := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_workflow","arguments":{"workflow":"` + s.cat.workflows[0].id + `"}}}`
+	if r := call(frame); !strings.Contains(r, `"isError":false`) && strings.Contains(r, `"isError":true`) {
+		b.Fatal(r)
+	}
+	for b.Loop() {
+		call(frame)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		b.Fatal(err)
 	}
 }

@@ -36,7 +36,8 @@ type toolHandler func(ctx context.Context, c *toolCall) (any, *failure)
 func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "tools/list" {
-			return s.listTools(next(ctx, method, req))
+			res, err := next(ctx, method, req)
+			return s.listTools(req, res, err)
 		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
@@ -109,8 +110,9 @@ func decodeArguments(next toolHandler) toolHandler {
 
 // checkArguments validates the arguments against the input schema, after
 // the tool's precheck (which decides some failures from the raw values).
-func checkArguments(input *jsonschema.Resolved, precheck func(map[string]any, *jsonschema.Resolved) *failure, next toolHandler) toolHandler {
+func checkArguments(lazy *lazyResolved, precheck func(map[string]any, *jsonschema.Resolved) *failure, next toolHandler) toolHandler {
 	return func(ctx context.Context, c *toolCall) (any, *failure) {
+		input := lazy.get()
 		if precheck != nil {
 			if f := precheck(c.args, input); f != nil {
 				return nil, f
@@ -189,17 +191,79 @@ func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler 
 			s.log.Error("result did not encode", "tool", e.name)
 			return failed(rec, fail(CodeInternalError)), nil
 		}
-		indented, _ := encodeJSON(body, true)
+		// A result whose exact bytes already passed the checks below, against
+		// this tool's output schema, passes them again (the frame bound and
+		// schema validation are functions of those bytes alone): reuse its
+		// indented copy instead of checking it again.
+		output := e.output.get()
+		if indented, ok := s.results.lookup(output, compactJSON); ok {
+			return toolResult(compactJSON, indented, false), nil
+		}
+		indented := indentJSON(compactJSON)
 		// The frame carries both copies, the text one escaped as a JSON
 		// string (quotes and newlines double); keep it under 4 MiB (§12).
 		if len(compactJSON)+2*len(indented)+1024 > MaxFrameBytes {
 			return failed(rec, fail(CodeResultTooLarge)), nil
 		}
-		if !validates(e.output, compactJSON) {
+		if !validates(output, compactJSON) {
 			s.log.Error("result does not validate against its output schema", "tool", e.name)
 			return failed(rec, fail(CodeInternalError)), nil
 		}
+		if !e.run { // a run's result is new every time (its run_id)
+			s.results.store(output, compactJSON, indented)
+		}
 		return toolResult(compactJSON, indented, false), nil
+	}
+}
+
+// validatedResults remembers result bytes that passed their tool's checks
+// (frame bound, output schema), with their indented copy, so a repeated
+// result (get_workflow of the same workflow, an unchanged queue) is
+// validated once (issue 12; round2-decisions.md 23: every result not seen
+// before is still checked at run time). Entries are keyed by the exact
+// compact bytes and the resolved schema: nothing that differs by one byte,
+// or comes from another tool's schema, is ever taken for validated. Memory is
+// bounded: results above maxCachedResult bytes are never kept, and once
+// maxCachedResults bytes are held nothing more is added.
+type validatedResults struct {
+	mu    sync.Mutex
+	m     map[*jsonschema.Resolved]map[string]string
+	bytes int
+}
+
+const (
+	maxCachedResult  = 64 << 10
+	maxCachedResults = 8 << 20
+)
+
+func (v *validatedResults) lookup(schema *jsonschema.Resolved, compactJSON []byte) (string, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	indented, ok := v.m[schema][string(compactJSON)]
+	return indented, ok
+}
+
+func (v *validatedResults) store(schema *jsonschema.Resolved, compactJSON []byte, indented string) {
+	n := len(compactJSON) + len(indented)
+	if n > maxCachedResult {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.bytes+n > maxCachedResults {
+		return
+	}
+	if v.m == nil {
+		v.m = map[*jsonschema.Resolved]map[string]string{}
+	}
+	bySchema := v.m[schema]
+	if bySchema == nil {
+		bySchema = map[string]string{}
+		v.m[schema] = bySchema
+	}
+	if _, dup := bySchema[string(compactJSON)]; !dup {
+		bySchema[string(compactJSON)] = indented
+		v.bytes += n
 	}
 }
 
@@ -210,26 +274,40 @@ func failed(rec *auditRec, f *failure) *mcp.CallToolResult {
 	return failureResult(f)
 }
 
-// encodeJSON marshals v without HTML escaping, compact or with 2-space
-// indentation.
+// encodeJSON marshals v without HTML escaping, compact.
 func encodeJSON(v any, indent bool) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if indent {
-		enc.SetIndent("", "  ")
-	}
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	compact := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if indent {
+		return []byte(indentJSON(compact)), nil
+	}
+	return compact, nil
+}
+
+// indentJSON is compactJSON with 2-space indentation: the bytes an
+// encoding/json Encoder with SetIndent("", "  ") writes for the same value
+// (it indents its compact encoding with the same function), without
+// encoding the value a second time.
+func indentJSON(compactJSON []byte) string {
+	var b bytes.Buffer
+	b.Grow(len(compactJSON) + len(compactJSON)/2)
+	if err := json.Indent(&b, compactJSON, "", "  "); err != nil {
+		// Unreachable: compactJSON is encoding/json's own output.
+		return string(compactJSON)
+	}
+	return b.String()
 }
 
 // toolResult builds the four-part result of §3.1 from a body's two
 // encodings.
-func toolResult(compactJSON, indented []byte, isError bool) *mcp.CallToolResult {
+func toolResult(compactJSON []byte, indented string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(indented)}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: indented}},
 		StructuredContent: json.RawMessage(compactJSON),
 		IsError:           isError,
 	}
@@ -239,8 +317,7 @@ func toolResult(compactJSON, indented []byte, isError bool) *mcp.CallToolResult 
 // check (also used for unknown run-shaped names, which have no tool).
 func failureResult(f *failure) *mcp.CallToolResult {
 	c, _ := encodeJSON(f, false)
-	i, _ := encodeJSON(f, true)
-	return toolResult(c, i, true)
+	return toolResult(c, indentJSON(c), true)
 }
 
 // sdkLogger is the go-sdk's logger: stderr, WARN and above, with every

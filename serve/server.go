@@ -27,6 +27,8 @@ type Server struct {
 	tools   map[string]*toolEntry // by name
 	list    []*toolEntry          // registration (§4.2) order
 	schemas map[string]cachedSchema
+	results validatedResults // dispatch.go
+	pages   toolPages        // tools/list pages, pre-encoded (tools.go)
 	mcp     *mcp.Server
 
 	audit *auditLog
@@ -232,7 +234,7 @@ func (s *Server) Close() {
 // cancellation, and an error wrapping [ErrFrameTooLarge] when an oversized
 // frame ended the session.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &framedTransport{in: in, out: out, onInputEnd: s.runs.endWaits}
+	t := &framedTransport{in: in, out: out, onInputEnd: s.runs.endWaits, sessionID: s.pages.sessionID(), expand: s.pages.expand}
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		s.Close()

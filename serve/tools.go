@@ -1,12 +1,16 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,13 +54,15 @@ This process must not be port-forwarded or served over HTTP.`
 // handlers never validate against it; dispatch validates arguments itself.
 var placeholderSchema = &jsonschema.Schema{Type: "object"}
 
-// placeholderInput is the input placeholder. AddTool still re-marshals it
-// once for the HTTP-only x-mcp-header check (another 32 KiB decoder buffer
-// per tool); its Default does not encode, so that check sees no properties
-// and returns at once. It never reaches the wire: the tools/list middleware
-// replaces it with toolEntry.inRaw for every registered tool (the goldens
-// would fail otherwise), and raw handlers are never validated against it.
-var placeholderInput = &jsonschema.Schema{Type: "object", Default: json.RawMessage("!")}
+// placeholderInput is the input placeholder. AddTool still marshals it
+// once for the HTTP-only x-mcp-header check; with both Type and Types set,
+// jsonschema's MarshalJSON refuses it at its first check (no reflection, no
+// decoder buffer), so that check sees no properties and returns at once,
+// while AddTool's own check (Type "object") passes. It never reaches the
+// wire: the tools/list middleware replaces it with toolEntry.inRaw for every
+// registered tool (the goldens would fail otherwise), and raw handlers are
+// never validated against it.
+var placeholderInput = &jsonschema.Schema{Type: "object", Types: []string{"object"}}
 
 func boolPtr(b bool) *bool { return &b }
 
@@ -74,7 +80,8 @@ type toolEntry struct {
 	tool   *mcp.Tool
 	inRaw  json.RawMessage
 	outRaw json.RawMessage
-	output *jsonschema.Resolved
+	input  *lazyResolved // nil for run tools (their handler checks arguments)
+	output *lazyResolved
 	run    bool
 	handle mcp.ToolHandler
 	// rawResult: see toolDef.rawResult.
@@ -241,10 +248,13 @@ func (s *Server) addTool(d toolDef, h toolHandler) {
 		if d.ann != nil {
 			t.Annotations = d.ann
 		}
-		// Run arguments are validated by their handler (§5.6 order).
-		h = checkArguments(resolveSchema(d.input), d.precheck, h)
 	}
 	e := &toolEntry{name: d.name, rank: len(s.list), tool: t, inRaw: d.input, outRaw: out, output: resolved, run: d.run, rawResult: d.rawResult}
+	if !d.run {
+		// Run arguments are validated by their handler (§5.6 order).
+		e.input = &lazyResolved{raw: d.input}
+		h = checkArguments(e.input, d.precheck, h)
+	}
 	e.handle = s.toolMiddleware(e, decodeArguments(h))
 	s.tools[d.name] = e
 	s.list = append(s.list, e)
@@ -252,7 +262,7 @@ func (s *Server) addTool(d toolDef, h toolHandler) {
 
 // maxListBytes keeps every tools/list page under the 4 MiB frame bound
 // (§12) with room for the envelope.
-const maxListBytes = 3_800_000
+var maxListBytes = 3_800_000 // a variable for TestToolsListPreEncoded
 
 // pageSize is the tools/list page size: everything in one page when it fits
 // in a frame (§2: at least 5000), else as many of the largest tool as fit.
@@ -278,12 +288,12 @@ func (s *Server) pageSize() int {
 // schemaFor returns the outputSchema bytes and their resolved form for a
 // success schema, shared between tools: every run tool has the same R, so a
 // server with 1,000 run tools resolves it once.
-func (s *Server) schemaFor(success string) (json.RawMessage, *jsonschema.Resolved) {
+func (s *Server) schemaFor(success string) (json.RawMessage, *lazyResolved) {
 	if c, ok := s.schemas[success]; ok {
 		return c.raw, c.resolved
 	}
 	raw := outputSchema(success)
-	c := cachedSchema{raw: raw, resolved: resolveSchema(raw)}
+	c := cachedSchema{raw: raw, resolved: &lazyResolved{raw: raw}}
 	if s.schemas == nil {
 		s.schemas = map[string]cachedSchema{}
 	}
@@ -293,25 +303,62 @@ func (s *Server) schemaFor(success string) (json.RawMessage, *jsonschema.Resolve
 
 type cachedSchema struct {
 	raw      json.RawMessage
-	resolved *jsonschema.Resolved
+	resolved *lazyResolved
+}
+
+// lazyResolved is a schema resolved on first use: resolving the read
+// tools' schemas took about a tenth of a warm start, before the first
+// tools/list reply, which needs only their bytes.
+// TestEveryToolSchemaResolves resolves every registered tool's schemas.
+type lazyResolved struct {
+	once sync.Once
+	raw  json.RawMessage
+	r    *jsonschema.Resolved
+}
+
+func (l *lazyResolved) get() *jsonschema.Resolved {
+	l.once.Do(func() { l.r = resolveSchema(l.raw) })
+	return l.r
 }
 
 // listTools is the tools/list middleware: the go-sdk lists tools sorted by
 // name, while the registration order of §4.2 is the contract, and the SDK
 // holds placeholders where the wire carries each tool's exact schema bytes.
-func (s *Server) listTools(res mcp.Result, err error) (mcp.Result, error) {
+//
+// On a session of Serve's own transport the page is written from bytes
+// encoded once per page (issue 12): the SDK gets a one-tool sentinel page
+// to encode and the transport puts the cached page in its place
+// (toolPages.expand). Any other session (in-process transports) gets the
+// same page for the SDK to encode; TestToolsListPreEncoded pins that both
+// give the same bytes.
+func (s *Server) listTools(req mcp.Request, res mcp.Result, err error) (mcp.Result, error) {
 	lr, ok := res.(*mcp.ListToolsResult)
 	if !ok || err != nil {
 		return res, err
 	}
-	tools := make([]*mcp.Tool, len(lr.Tools))
+	var sentinel *mcp.Tool
+	if sess := req.GetSession(); sess != nil && s.pages.ours(sess.ID()) {
+		sentinel = s.pages.sentinel(lr.Tools, s.wireTools)
+	}
+	if sentinel != nil {
+		lr.Tools = []*mcp.Tool{sentinel}
+	} else {
+		lr.Tools = s.wireTools(lr.Tools)
+	}
+	return res, err
+}
+
+// wireTools is a page as the wire carries it: the SDK's page of tools in
+// registration order, each with its exact schema bytes.
+func (s *Server) wireTools(page []*mcp.Tool) []*mcp.Tool {
+	tools := make([]*mcp.Tool, len(page))
 	rank := func(t *mcp.Tool) int {
 		if e := s.tools[t.Name]; e != nil {
 			return e.rank
 		}
 		return 0
 	}
-	for i, t := range lr.Tools {
+	for i, t := range page {
 		c := *t
 		if e := s.tools[t.Name]; e != nil {
 			c.InputSchema, c.OutputSchema = e.inRaw, e.outRaw
@@ -319,6 +366,179 @@ func (s *Server) listTools(res mcp.Result, err error) (mcp.Result, error) {
 		tools[i] = &c
 	}
 	slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return rank(a) - rank(b) })
-	lr.Tools = tools
-	return res, err
+	return tools
+}
+
+// toolPages holds the tools/list pages encoded once each (the tool set
+// never changes after start: listChanged is false), for Serve's transport.
+type toolPages struct {
+	once  sync.Once
+	nonce string // the session id of Serve's transport; never on the wire
+
+	mu     sync.Mutex
+	byKey  map[string]int // page identity (its tool names) -> index
+	arrays [][]byte       // the encoded "tools" array of each page
+	// compact holds each distinct raw schema as encoding/json writes a
+	// json.RawMessage (compacted), by its bytes: 1,000 run tools share a
+	// few schemas, so each is compacted once and then copied.
+	compact map[string][]byte
+}
+
+// encodePage encodes a page of tools as the go-sdk does (encoding/json
+// without HTML escaping; a json.RawMessage schema is compacted), but
+// compacts each distinct schema once: a tool is its fields encoded with
+// placeholder schemas, the placeholders then replaced by the schema bytes.
+func (p *toolPages) encodePage(tools []*mcp.Tool) ([]byte, error) {
+	out := []byte{'['}
+	for i, t := range tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		var err error
+		if out, err = p.appendTool(out, t); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, ']'), nil
+}
+
+func (p *toolPages) appendTool(out []byte, t *mcp.Tool) ([]byte, error) {
+	in, inOK := t.InputSchema.(json.RawMessage)
+	sch, outOK := t.OutputSchema.(json.RawMessage)
+	if !inOK || !outOK || len(in) == 0 || len(sch) == 0 {
+		b, err := encodeJSON(t, false)
+		return append(out, b...), err
+	}
+	c := *t
+	c.InputSchema, c.OutputSchema = json.RawMessage("0"), json.RawMessage("1")
+	b, err := encodeJSON(&c, false)
+	if err != nil {
+		return nil, err
+	}
+	// Every unescaped quote in encoding/json output is structural, so these
+	// keys cannot occur inside a string (description, title, _meta values).
+	const inKey, outKey = `"inputSchema":0,`, `"outputSchema":1`
+	i := bytes.Index(b, []byte(inKey))
+	j := bytes.Index(b, []byte(outKey))
+	if i < 0 || j < i {
+		return nil, fmt.Errorf("tool %s: unexpected encoding", t.Name)
+	}
+	inC, err := p.compacted(in)
+	if err != nil {
+		return nil, err
+	}
+	outC, err := p.compacted(sch)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, b[:i+len(inKey)-2]...)
+	out = append(out, inC...)
+	out = append(out, b[i+len(inKey)-1:j+len(outKey)-1]...)
+	out = append(out, outC...)
+	return append(out, b[j+len(outKey):]...), nil
+}
+
+func (p *toolPages) compacted(raw json.RawMessage) ([]byte, error) {
+	if c, ok := p.compact[string(raw)]; ok {
+		return c, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	if p.compact == nil {
+		p.compact = map[string][]byte{}
+	}
+	p.compact[string(raw)] = b.Bytes()
+	return b.Bytes(), nil
+}
+
+func (p *toolPages) init() {
+	p.once.Do(func() {
+		var b [16]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+		p.nonce = "openadapt-" + hex.EncodeToString(b[:])
+	})
+}
+
+// sessionID is the session id Serve's transport reports.
+func (p *toolPages) sessionID() string {
+	p.init()
+	return p.nonce
+}
+
+// ours reports whether a session id is that of Serve's transport.
+func (p *toolPages) ours(id string) bool {
+	p.init()
+	return id == p.nonce
+}
+
+// sentinelName is the name of the sentinel tool that stands for page i. It
+// starts with a NUL byte, which no tool name holds (§4.2 names are ASCII
+// word characters), and carries the nonce, which never reaches the wire.
+func (p *toolPages) sentinelName(i int) string {
+	return "\x00" + p.nonce + "-" + strconv.Itoa(i)
+}
+
+// sentinel returns the sentinel tool of the SDK's page, encoding the page
+// the first time it is listed; nil when it cannot be encoded (the caller
+// then lets the SDK encode the page).
+func (p *toolPages) sentinel(page []*mcp.Tool, wire func([]*mcp.Tool) []*mcp.Tool) *mcp.Tool {
+	var kb strings.Builder
+	for _, t := range page {
+		kb.WriteString(t.Name)
+		kb.WriteByte(0)
+	}
+	key := kb.String()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i, ok := p.byKey[key]
+	if !ok {
+		arr, err := p.encodePage(wire(page))
+		if err != nil {
+			return nil
+		}
+		if p.byKey == nil {
+			p.byKey = map[string]int{}
+		}
+		i = len(p.arrays)
+		p.arrays = append(p.arrays, arr)
+		p.byKey[key] = i
+	}
+	return &mcp.Tool{Name: p.sentinelName(i)}
+}
+
+// expand is the transport's half: a result that ends with a sentinel page
+// gets the cached page in its place; any other result is returned as is.
+// The sentinel tool encodes as {"inputSchema":null,"name":"\u0000<nonce>-<i>"}
+// and "tools" is the last member of a tools/list result.
+func (p *toolPages) expand(result []byte) []byte {
+	const tail = `"}]}`
+	if !bytes.HasSuffix(result, []byte(tail)) || p.nonce == "" {
+		return result
+	}
+	marker := `"tools":[{"inputSchema":null,"name":"\u0000` + p.nonce + "-"
+	at := bytes.LastIndex(result, []byte(marker))
+	if at < 0 {
+		return result
+	}
+	digits := result[at+len(marker) : len(result)-len(tail)]
+	i, err := strconv.Atoi(string(digits))
+	if err != nil || strconv.Itoa(i) != string(digits) {
+		return result
+	}
+	p.mu.Lock()
+	var arr []byte
+	if i >= 0 && i < len(p.arrays) {
+		arr = p.arrays[i]
+	}
+	p.mu.Unlock()
+	if arr == nil {
+		return result
+	}
+	out := make([]byte, 0, at+len(`"tools":`)+len(arr)+1)
+	out = append(out, result[:at]...)
+	out = append(out, `"tools":`...)
+	out = append(out, arr...)
+	return append(out, '}')
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -63,6 +64,12 @@ type framedTransport struct {
 	// I/O error or an oversized frame), before Read waits for pending replies.
 	// The run manager uses it to end every pending wait at once.
 	onInputEnd func()
+	// sessionID is the connection's session id (toolPages.sessionID: it
+	// tells the tools/list middleware that expand will run on its result).
+	sessionID string
+	// expand, when set, rewrites a successful result before it is framed
+	// (toolPages.expand: a pre-encoded tools/list page).
+	expand func([]byte) []byte
 
 	mu   sync.Mutex
 	conn *framedConn
@@ -140,7 +147,7 @@ type framedConn struct {
 	ended    bool
 }
 
-func (c *framedConn) SessionID() string { return "" }
+func (c *framedConn) SessionID() string { return c.t.sessionID }
 
 func (c *framedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
@@ -212,15 +219,19 @@ func (c *framedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if isResp && resp.Error == nil && len(resp.Result) > 0 {
 		// The result is JSON the SDK just marshaled: frame it directly
 		// instead of re-encoding (and re-compacting) a large tools/list.
+		result := resp.Result
+		if c.t.expand != nil {
+			result = c.t.expand(result)
+		}
 		id, ierr := json.Marshal(resp.ID.Raw())
 		if ierr != nil {
 			return ierr
 		}
-		data = make([]byte, 0, len(resp.Result)+len(id)+40)
+		data = make([]byte, 0, len(result)+len(id)+40)
 		data = append(data, `{"jsonrpc":"2.0","id":`...)
 		data = append(data, id...)
 		data = append(data, `,"result":`...)
-		data = append(data, resp.Result...)
+		data = append(data, result...)
 		data = append(data, '}')
 	} else if data, err = jsonrpc.EncodeMessage(msg); err != nil {
 		return err
@@ -343,18 +354,33 @@ func (c *framedConn) deliver(it readItem) bool {
 }
 
 // parseFrame validates one line. Bad lines are answered here and never reach
-// the SDK; ok is false for them.
+// the SDK; ok is false for them. A line is parsed once (issue 12: it was
+// checked, parsed into members and decoded again by the SDK); only a frame
+// outside the plain shape of fastMessage is decoded a second time, by the
+// SDK's own decoder, so its acceptance stays the SDK's.
 func (c *framedConn) parseFrame(line []byte) (jsonrpc.Message, bool) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, false
 	}
-	if !json.Valid(line) {
-		c.writeErrorReply(recoverID(line), jsonrpc.CodeParseError, rpcErrorCopy[jsonrpc.CodeParseError])
-		return nil, false
+	// json.Unmarshal checks the whole line first (what json.Valid does) and
+	// reports invalid JSON as a *json.SyntaxError; valid JSON that is not an
+	// object gives another error or a nil map.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			c.writeErrorReply(recoverID(line), jsonrpc.CodeParseError, rpcErrorCopy[jsonrpc.CodeParseError])
+			return nil, false
+		}
+		m = nil
 	}
-	if !isJSONRPCShape(line) {
+	method, ok := jsonRPCShape(m)
+	if !ok {
 		c.writeErrorReply(nil, jsonrpc.CodeInvalidRequest, rpcErrorCopy[jsonrpc.CodeInvalidRequest])
 		return nil, false
+	}
+	if msg := fastMessage(line, m, method); msg != nil {
+		return msg, true
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
@@ -364,38 +390,144 @@ func (c *framedConn) parseFrame(line []byte) (jsonrpc.Message, bool) {
 	return msg, true
 }
 
-// isJSONRPCShape reports whether line (one valid JSON value) is a JSON-RPC 2.0
-// request, notification or response object.
-func isJSONRPCShape(line []byte) bool {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(line, &m); err != nil || m == nil {
+// sdkMaxDepth is the nesting bound of the go-sdk's decoder (its
+// jsonrpc.DecodeMessage refuses deeper frames).
+const sdkMaxDepth = 1000
+
+// fastMessage builds the request jsonrpc.DecodeMessage would return for a
+// frame of the plain shape every client sends: ASCII only (so no UTF-8
+// repair question arises), nested at most sdkMaxDepth deep, a method
+// string without escapes, an id that is absent, null, a decimal integer of
+// at most 15 digits or an ASCII string without escapes, and params absent
+// or an object. Anything else returns nil and is left to the SDK's decoder.
+// TestFastMessageMatchesSDK checks it against DecodeMessage.
+func fastMessage(line []byte, m map[string]json.RawMessage, method string) *jsonrpc.Request {
+	rawMethod, ok := m["method"]
+	if !ok || !plainString(rawMethod) {
+		return nil
+	}
+	depth, inString, escaped := 0, false, false
+	for _, b := range line {
+		if b >= 0x80 {
+			return nil
+		}
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > sdkMaxDepth {
+				return nil
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	req := &jsonrpc.Request{Method: method}
+	if p, ok := m["params"]; ok {
+		if len(p) == 0 || p[0] != '{' {
+			return nil
+		}
+		req.Params = p
+	}
+	rawID, ok := m["id"]
+	switch {
+	case !ok || string(rawID) == "null":
+	case plainString(rawID):
+		req.ID = jsonrpc2StringID(string(rawID[1 : len(rawID)-1]))
+	case len(rawID) <= 15 && allDigits(rawID):
+		n, err := strconv.ParseInt(string(rawID), 10, 64)
+		if err != nil {
+			return nil
+		}
+		req.ID = jsonrpc2IntID(n)
+	default:
+		return nil
+	}
+	return req
+}
+
+// plainString reports whether raw is a JSON string of printable ASCII with
+// no escape sequence.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return false
 	}
-	if string(m["jsonrpc"]) != `"2.0"` {
+	for _, b := range raw[1 : len(raw)-1] {
+		if b < 0x20 || b > 0x7e || b == '\\' || b == '"' {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(raw []byte) bool {
+	if len(raw) == 0 {
 		return false
+	}
+	for _, b := range raw {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonrpc2StringID and jsonrpc2IntID make the ids DecodeMessage makes for a
+// string and for an integer (it decodes numbers as float64; integers of at
+// most 15 digits are exact there).
+func jsonrpc2StringID(s string) jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(s)
+	return id
+}
+
+func jsonrpc2IntID(n int64) jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(float64(n))
+	return id
+}
+
+// jsonRPCShape reports whether the members of one JSON object (nil: the
+// frame is not an object) form a JSON-RPC 2.0 request, notification or
+// response, and returns the method of a request.
+func jsonRPCShape(m map[string]json.RawMessage) (string, bool) {
+	if m == nil {
+		return "", false
+	}
+	if string(m["jsonrpc"]) != `"2.0"` {
+		return "", false
 	}
 	if id, ok := m["id"]; ok {
 		switch {
 		case bytes.Equal(id, []byte("null")):
 		case len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')):
 		default:
-			return false
+			return "", false
 		}
 	}
 	if method, ok := m["method"]; ok {
 		var s string
 		if json.Unmarshal(method, &s) != nil {
-			return false
+			return "", false
 		}
 		if p, ok := m["params"]; ok && len(p) > 0 && p[0] != '{' && p[0] != '[' && !bytes.Equal(p, []byte("null")) {
-			return false
+			return "", false
 		}
-		return true
+		return s, true
 	}
 	_, hasID := m["id"]
 	_, hasResult := m["result"]
 	_, hasError := m["error"]
-	return hasID && (hasResult || hasError)
+	return "", hasID && (hasResult || hasError)
 }
 
 // writeErrorReply writes a transport-level error reply. id is the raw JSON of

@@ -4,13 +4,16 @@
 //   - start: process start to the tools/list reply, cold (no digest cache)
 //     and warm (the second start, with the cache the first one wrote), and
 //     the peak RSS (VmHWM) of each server;
-//   - read: get_workflow round trips in one session (p50, p90);
+//   - read: get_workflow round trips (p50, p90, p99), side by side and call
+//     by call in turn: the server with the audit log off, with it on, and,
+//     with -anchor, bench/sdkanchor (a bare go-sdk stdio server with one
+//     trivial tool; round2-decisions.md 18);
 //   - run: run-tool round trips against an instant fake Flow, minus the
 //     same fake Flow executed directly (p50 overhead).
 //
 // Usage:
 //
-//	go run ./bench/servebench -bin BIN -flow FAKEFLOW -bundles DIR [-starts 7] [-reads 1000] [-runs 200]
+//	go run ./bench/servebench -bin BIN -flow FAKEFLOW -bundles DIR [-anchor SDKANCHOR] [-starts 7] [-reads 1000] [-runs 200]
 package main
 
 import (
@@ -37,6 +40,7 @@ func main() {
 	reads := flag.Int("reads", 1000, "read round trips")
 	runs := flag.Int("runs", 200, "run round trips")
 	mode := flag.String("mode", "per-workflow", "read-only (no --allow-run), per-workflow or catalog")
+	anchor := flag.String("anchor", "", "bench/sdkanchor binary: time its round trip beside serve's")
 	flag.Parse()
 	if *bin == "" || *flow == "" || *bundles == "" {
 		fmt.Fprintln(os.Stderr, "servebench: -bin, -flow and -bundles are required")
@@ -49,6 +53,8 @@ func main() {
 	env := []string{
 		"PATH=" + filepath.Dir(*flow) + ":" + os.Getenv("PATH"),
 		"HOME=" + tmp,
+		"XDG_CACHE_HOME=" + filepath.Join(tmp, "cache"),
+		"XDG_STATE_HOME=" + filepath.Join(tmp, "state"),
 		"OPENADAPT_FAKE_FLOW_REPORTS_DIR=" + reportsAbs,
 		"OPENADAPT_FAKE_FLOW_REPORT=legacy-success",
 	}
@@ -64,29 +70,39 @@ func main() {
 		check(fmt.Errorf("unknown -mode %q", *mode))
 	}
 	fmt.Printf("mode %s, %d starts of each kind\n", *mode, *starts)
-	cache := filepath.Join(runsDir, ".openadapt-agent", "digest-cache.json")
+	// The verified-digest cache lives in the user cache folder
+	// (round2-decisions.md 2).
+	// (round2-decisions.md 2), one file per set of roots.
+	cache := filepath.Join(tmp, "cache", "openadapt-agent")
 
-	var cold, warm []time.Duration
+	var cold, warm, coldCPU, warmCPU []time.Duration
 	var coldRSS, warmRSS []int
 	for i := 0; i < *starts; i++ {
-		os.Remove(cache)
+		if m, _ := filepath.Glob(filepath.Join(cache, "digest-cache*.json")); len(m) == 0 && i > 0 {
+			check(fmt.Errorf("no digest cache in %s after a start", cache))
+		}
+		check(os.RemoveAll(cache))
 		d, rss, _ := startOnce(*bin, args, env, nil)
 		cold = append(cold, d)
+		coldCPU = append(coldCPU, lastCPU)
 		coldRSS = append(coldRSS, rss)
 		d, rss, _ = startOnce(*bin, args, env, nil)
 		warm = append(warm, d)
+		warmCPU = append(warmCPU, lastCPU)
 		warmRSS = append(warmRSS, rss)
 	}
-	fmt.Printf("start→tools/list cold: median %v (min %v max %v), peak RSS median %d KiB\n", median(cold), slices.Min(cold), slices.Max(cold), medianInt(coldRSS))
-	fmt.Printf("start→tools/list warm: median %v (min %v max %v), peak RSS median %d KiB\n", median(warm), slices.Min(warm), slices.Max(warm), medianInt(warmRSS))
+	if *starts > 0 {
+		fmt.Printf("start→tools/list cold: median %v (min %v max %v), process CPU median %v, peak RSS median %d KiB\n", median(cold), slices.Min(cold), slices.Max(cold), median(coldCPU), medianInt(coldRSS))
+		fmt.Printf("start→tools/list warm: median %v (min %v max %v), process CPU median %v, peak RSS median %d KiB\n", median(warm), slices.Min(warm), slices.Max(warm), median(warmCPU), medianInt(warmRSS))
+	}
 
 	if *mode != "per-workflow" && *mode != "catalog" || *reads+*runs == 0 {
 		return
 	}
-	var readTimes, runTimes []time.Duration
+	var runTimes []time.Duration
 	var sessionRSS int
+	var wf, run string
 	_, sessionRSS, _ = startOnce(*bin, args, env, func(c *client, tools []string) {
-		var wf, run string
 		for _, t := range tools {
 			if strings.HasPrefix(t, "run_workflow_") && run == "" {
 				run = t
@@ -106,11 +122,6 @@ func main() {
 		if run == "" {
 			fmt.Fprintln(os.Stderr, "servebench: no run tool in", len(tools), "tools")
 			os.Exit(1)
-		}
-		for i := 0; i < *reads; i++ {
-			t0 := time.Now()
-			c.call("tools/call", fmt.Sprintf(`{"name":"get_workflow","arguments":{"workflow":%q}}`, wf))
-			readTimes = append(readTimes, time.Since(t0))
 		}
 		for i := 0; i < *runs; i++ {
 			t0 := time.Now()
@@ -134,10 +145,96 @@ func main() {
 		check(cmd.Run())
 		direct = append(direct, time.Since(t0))
 	}
-	fmt.Printf("read round trip (get_workflow): p50 %v p90 %v over %d\n", median(readTimes), pct(readTimes, 90), len(readTimes))
-	fmt.Printf("run round trip: p50 %v p90 %v; direct fake Flow: p50 %v; overhead p50 %v over %d\n", median(runTimes), pct(runTimes, 90), median(direct), median(runTimes)-median(direct), len(runTimes))
-	fmt.Printf("session peak RSS: %d KiB\n", sessionRSS)
+	if *runs > 0 {
+		fmt.Printf("run round trip: p50 %v p90 %v; direct fake Flow: p50 %v; overhead p50 %v over %d\n", median(runTimes), pct(runTimes, 90), median(direct), median(runTimes)-median(direct), len(runTimes))
+		fmt.Printf("session peak RSS: %d KiB\n", sessionRSS)
+	}
+	if *reads > 0 {
+		readBench(*bin, *anchor, args, env, tmp, wf, *reads)
+	}
 }
+
+// readBench times get_workflow round trips side by side, call by call in
+// turn (round2-decisions.md 18): the server with the audit log off, the
+// server with the audit log on (its default when stateful), and the anchor
+// (bench/sdkanchor, a bare go-sdk stdio server with one trivial tool) when
+// given. Each server gets its own runs folder.
+func readBench(bin, anchor string, args, env []string, tmp, wf string, reads int) {
+	type side struct {
+		name  string
+		c     *client
+		stop  func() int
+		times []time.Duration
+		reply int
+	}
+	withRuns := func(args []string, dir string) []string {
+		out := slices.Clone(args)
+		for i := range out {
+			if out[i] == "--runs-dir" {
+				out[i+1] = filepath.Join(tmp, dir)
+			}
+		}
+		return out
+	}
+	auditOn := slices.DeleteFunc(withRuns(args, "runs-audit"), func(s string) bool { return s == "--audit-log" || s == "off" })
+	sides := []*side{{name: "serve, audit off"}, {name: "serve, audit on"}}
+	sides[0].c, sides[0].stop = session(bin, withRuns(args, "runs-read"), env)
+	sides[1].c, sides[1].stop = session(bin, auditOn, env)
+	if anchor != "" {
+		a := &side{name: "anchor (bare go-sdk, one trivial tool)"}
+		a.c, a.stop = session(anchor, nil, env)
+		sides = append(sides, a)
+	}
+	call := fmt.Sprintf(`{"name":"get_workflow","arguments":{"workflow":%q}}`, wf)
+	for _, s := range sides { // warm-up
+		for range 20 {
+			s.reply = len(s.c.call("tools/call", call))
+		}
+	}
+	for range reads {
+		for _, s := range sides {
+			t0 := time.Now()
+			s.c.call("tools/call", call)
+			s.times = append(s.times, time.Since(t0))
+		}
+	}
+	base := sides[len(sides)-1]
+	for _, s := range sides {
+		rss := s.stop()
+		fmt.Printf("read round trip (get_workflow), %s: p50 %v p90 %v p99 %v over %d, reply %d bytes, peak RSS %d KiB", s.name, median(s.times), pct(s.times, 90), pct(s.times, 99), len(s.times), s.reply, rss)
+		if anchor != "" && s != base {
+			fmt.Printf(", p50 ratio to anchor %.2f×", float64(median(s.times))/float64(median(base.times)))
+		}
+		fmt.Println()
+	}
+}
+
+// session starts a server and completes initialize; stop closes its stdin,
+// waits for it and returns its peak RSS.
+func session(bin string, args, env []string) (*client, func() int) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	check(err)
+	stdout, err := cmd.StdoutPipe()
+	check(err)
+	cmd.Stderr = io.Discard
+	check(cmd.Start())
+	c := &client{in: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
+	c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.call("tools/list", `{}`)
+	return c, func() int {
+		rss := peakRSS(cmd.Process.Pid)
+		stdin.Close()
+		check(cmd.Wait())
+		return rss
+	}
+}
+
+// lastCPU is the user+system CPU time of the last server startOnce ran
+// (the whole process: start, tools/list, the session, exit).
+var lastCPU time.Duration
 
 type client struct {
 	in  io.Writer
@@ -199,6 +296,7 @@ func startOnce(bin string, args, env []string, fn func(*client, []string)) (time
 	rss := peakRSS(cmd.Process.Pid)
 	stdin.Close()
 	check(cmd.Wait())
+	lastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return d, rss, names
 }
 
