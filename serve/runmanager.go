@@ -127,6 +127,11 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 		defer m.wg.Done()
 		defer cancel()
 		res := s.runner.Run(ctx, req)
+		// The stderr tail is on disk before the record turns terminal, so a
+		// terminal run's tail is there to read (stderrtail.go).
+		if err := s.state.writeStderrTail(runID, res.StderrKept); err != nil {
+			s.log.Warn("a run's stderr tail could not be kept")
+		}
 		o := outcomeOf(res)
 		if tut {
 			o = tutorialOutcome(o)

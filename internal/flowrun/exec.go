@@ -26,6 +26,11 @@ const (
 	// TailChars is how many trailing characters of stdout and of stderr are
 	// kept (flow-run.md §1: "keeping only the last 4000 characters of each").
 	TailChars = 4000
+	// StderrKeepBytes is how many trailing bytes of stderr are kept for the
+	// local operator ([Exit.StderrKept], serve's <state>/runs/<id>.stderr,
+	// issue 11 item 4; round2-decisions 4). The same capture feeds the
+	// [TailChars] tail, so stderr is drained once.
+	StderrKeepBytes = 64 << 10
 )
 
 // pipeDrainLimit bounds how long Exec waits for stdout/stderr EOF after the
@@ -87,6 +92,9 @@ type Exit struct {
 	// Stdout and Stderr are the last [TailChars] characters of each stream
 	// (protected: they stay on the machine).
 	Stdout, Stderr string
+	// StderrKept is the last [StderrKeepBytes] bytes of stderr, starting at
+	// a character boundary when the window cut one (protected).
+	StderrKept     []byte
 	Process        Process
 	Started, Ended time.Time
 }
@@ -163,7 +171,8 @@ func Exec(ctx context.Context, c Command) Exit {
 	group := newGroup(cmd.Process)
 	defer group.close()
 
-	var outTail, errTail tail
+	var outTail tail
+	errTail := tail{max: StderrKeepBytes}
 	var drain sync.WaitGroup
 	drain.Add(2)
 	go func() { defer drain.Done(); _, _ = io.Copy(&outTail, outR) }()
@@ -210,6 +219,7 @@ func Exec(ctx context.Context, c Command) Exit {
 	outR.Close()
 	errR.Close()
 	ex.Stdout, ex.Stderr = outTail.String(), errTail.String()
+	ex.StderrKept = errTail.Bytes()
 	ex.Ended = time.Now()
 	if !ex.TimedOut && !ex.Canceled {
 		ex.Code = exitCode(waitErr, cmd.ProcessState)
@@ -275,25 +285,34 @@ func exitCode(err error, st *os.ProcessState) int {
 	return st.ExitCode()
 }
 
-// tail keeps the last bytes written to it: enough for TailChars characters of
-// UTF-8 (4 bytes each). Memory stays constant whatever the output size.
+// tail keeps the last bytes written to it: max bytes, or by default enough
+// for TailChars characters of UTF-8 (4 bytes each). Memory stays constant
+// (at most 2×max) whatever the output size.
 type tail struct {
 	mu  sync.Mutex
+	max int // 0 means tailBytes
 	buf []byte
 }
 
 const tailBytes = TailChars * utf8.UTFMax
 
+func (t *tail) limit() int {
+	if t.max <= 0 {
+		return tailBytes
+	}
+	return t.max
+}
+
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := len(p)
-	if len(p) >= tailBytes {
-		t.buf = append(t.buf[:0], p[len(p)-tailBytes:]...)
+	n, lim := len(p), t.limit()
+	if len(p) >= lim {
+		t.buf = append(t.buf[:0], p[len(p)-lim:]...)
 		return n, nil
 	}
-	if len(t.buf)+len(p) > 2*tailBytes {
-		keep := tailBytes - len(p)
+	if len(t.buf)+len(p) > 2*lim {
+		keep := lim - len(p)
 		copy(t.buf, t.buf[len(t.buf)-keep:])
 		t.buf = t.buf[:keep]
 	}
@@ -301,13 +320,34 @@ func (t *tail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// String returns the last TailChars characters. A multi-byte character cut
-// at the start of the window is dropped; invalid bytes count as one
-// character each.
+// String returns the last TailChars characters of the kept window (the
+// default window of tailBytes always holds that many). A multi-byte
+// character cut at the start of the window is dropped; invalid bytes count
+// as one character each.
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return lastChars(t.buf, TailChars)
+	return lastChars(t.window(), TailChars)
+}
+
+// Bytes returns a copy of the last max bytes, without the continuation
+// bytes of a character the window cut at its start (at most three).
+func (t *tail) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.window()
+	for i := 0; i < utf8.UTFMax-1 && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+		b = b[1:]
+	}
+	return append([]byte{}, b...)
+}
+
+// window is the last max bytes of buf; t.mu is held.
+func (t *tail) window() []byte {
+	if lim := t.limit(); len(t.buf) > lim {
+		return t.buf[len(t.buf)-lim:]
+	}
+	return t.buf
 }
 
 func lastChars(b []byte, n int) string {

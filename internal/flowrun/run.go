@@ -147,6 +147,10 @@ type Result struct {
 	// StdoutTail and StderrTail are the last [TailChars] characters of
 	// Flow's output. Protected.
 	StdoutTail, StderrTail string
+	// StderrKept is the last [StderrKeepBytes] bytes of Flow's stderr, for
+	// the local operator only (serve keeps it in <state>/runs/<id>.stderr,
+	// which no MCP projection reads). Protected.
+	StderrKept []byte
 	// Process is the started child (zero when nothing started).
 	Process Process
 	// Err is the protected cause of a runner-made error status: the params
@@ -212,6 +216,7 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 	_ = RemoveParamsFile(paramsFile)
 	res.Process = ex.Process
 	res.StdoutTail, res.StderrTail = ex.Stdout, ex.Stderr
+	res.StderrKept = ex.StderrKept
 	res.Started, res.Ended = ex.Started, ex.Ended
 	switch {
 	case ex.TimedOut:

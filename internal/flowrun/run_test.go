@@ -347,6 +347,14 @@ func TestHugeOutput(t *testing.T) {
 			t.Errorf("%s tail is not the fake's output", name)
 		}
 	}
+	// The kept stderr bytes come from the same capture: exactly the last
+	// StderrKeepBytes of the stream, ending where the fake's output ends.
+	if n := len(res.StderrKept); n != StderrKeepBytes {
+		t.Errorf("kept %d stderr bytes, want %d", n, StderrKeepBytes)
+	}
+	if !strings.HasSuffix(string(res.StderrKept), res.StderrTail) {
+		t.Error("the kept stderr does not end with the stderr tail")
+	}
 }
 
 // TestHaltObject: the protected halt object is kept for protected export.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -278,6 +279,43 @@ func TestTail(t *testing.T) {
 	// A multi-byte character cut by the byte window is dropped, not mangled.
 	if got := lastChars([]byte{0xa9, 'a', 'b'}, 10); got != "ab" {
 		t.Errorf("lastChars = %q", got)
+	}
+}
+
+// TestTailKeptBytes: a tail with a byte cap keeps exactly the last max
+// bytes (from a character boundary), in bounded memory, and its String is
+// still the TailChars tail.
+func TestTailKeptBytes(t *testing.T) {
+	tl := tail{max: 1000}
+	var all []byte
+	for i := 0; i < 5000; i++ {
+		p := []byte(fmt.Sprintf("line %d é\n", i))
+		all = append(all, p...)
+		_, _ = tl.Write(p)
+	}
+	got := tl.Bytes()
+	want := all[len(all)-1000:]
+	for len(want) > 0 && !utf8.RuneStart(want[0]) {
+		want = want[1:]
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("kept %q, want %q", got, want)
+	}
+	if cap(tl.buf) > 4*1000 {
+		t.Errorf("tail buffer grew to %d bytes", cap(tl.buf))
+	}
+	if s := tl.String(); s != string(want) {
+		t.Errorf("String of a capped tail: %q", s)
+	}
+	// A cut multi-byte character at the start is dropped.
+	cut := tail{max: 2}
+	_, _ = cut.Write([]byte("xüa")) // 'x' 0xc3 0xbc 'a': the window is 0xbc 'a'
+	if b := cut.Bytes(); string(b) != "a" {
+		t.Errorf("cut window = %q, want \"a\"", b)
+	}
+	var empty tail
+	if b := empty.Bytes(); len(b) != 0 {
+		t.Errorf("empty tail kept %q", b)
 	}
 }
 

@@ -45,10 +45,17 @@ var (
 	LockFile = Limit{"lock file", 16 << 20}
 	// Labels is a `--labels` file.
 	Labels = Limit{"--labels file", 1 << 20}
+	// RunRecord is serve's <state>/runs/<run_id>.json (mcp-surface.md §7.1),
+	// read by serve and `openadapt-agent runs` (internal/runstore).
+	RunRecord = Limit{"run record", 64 << 10}
+	// StderrTail is the kept tail of Flow's stderr, <state>/runs/<run_id>.stderr
+	// (issue 11 item 4): the TAIL is kept, so a file never exceeds it. Equal to
+	// flowrun.StderrKeepBytes (internal/runstore tests pin it).
+	StderrTail = Limit{"Flow stderr tail", 64 << 10}
 )
 
 // Limits lists every cap, in README order.
-var Limits = []Limit{Archive, Sidecar, LedgerFile, DeploymentConfig, WorkflowJSON, Report, SigstoreBundle, TrustedRoot, Key, SkillMD, LockFile, Labels}
+var Limits = []Limit{Archive, Sidecar, LedgerFile, DeploymentConfig, WorkflowJSON, Report, SigstoreBundle, TrustedRoot, Key, SkillMD, LockFile, Labels, RunRecord, StderrTail}
 
 // ErrNotRegular is returned (wrapped) for an input that is not a regular
 // file: a FIFO, socket, device or directory.
