@@ -18,6 +18,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // `openadapt-agent attention`: the local operator's terminal path for
@@ -105,6 +106,14 @@ func attentionList(io *IO, o *attentionOpts) error {
 	}
 	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
 		return withCode(codeOperandMissing, fmt.Errorf("the runs directory does not exist or is not a plain directory: %s", root))
+	}
+	// A read-only view refuses a runs or state folder others could plant
+	// runs in, and never tightens it (issue 10 leftover; runs.go).
+	var unsafe *runstore.UnsafeDirError
+	if err := runstore.CheckRunsDir(root); errors.As(err, &unsafe) {
+		return unsafeRunsDirError(unsafe)
+	} else if err != nil {
+		return withCode(codeOperandUnreadable, fmt.Errorf("the runs directory %s cannot be read", displayPath(root)))
 	}
 	items := attention.List(root)
 	if items == nil {

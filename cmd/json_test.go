@@ -37,6 +37,8 @@ func jsonFailurePaths(tmp string) map[string][]string {
 		"skill install":    {filepath.Join(tmp, "nope"), "--agent", "codex", "--global"},
 		"doctor":           {"--bundles", filepath.Join(tmp, "nope")},
 		"attention list":   {"--runs-dir", filepath.Join(tmp, "nope")},
+		"runs list":        {"--runs-dir", filepath.Join(tmp, "nope")},
+		"runs show":        {"run-" + strings.Repeat("0", 24), "--runs-dir", filepath.Join(tmp, "nope")},
 	}
 }
 

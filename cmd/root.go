@@ -100,6 +100,7 @@ openadapt-flow does it.`,
 		newDoctorCmd(io),
 		newAuthoringCmd(io),
 		newAttentionCmd(io),
+		newRunsCmd(io),
 	)
 	addCompletionCmd(root)
 	registerCompletions(root)

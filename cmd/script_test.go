@@ -78,6 +78,8 @@ func TestScript(t *testing.T) {
 			// DIR/trusted_root.json (no SCT: verify with --insecure-ignore-sct).
 			"sigstore-sign": sigstoreSignCmd,
 			"mcp-call":      mcpCall,
+			// run-id VAR RUNS_DIR sets VAR to the one recorded run id.
+			"run-id": runIDCmd,
 			"openadapt-agent-inproc": func(ts *testscript.TestScript, neg bool, args []string) {
 				code := Run(context.Background(), args, nil, ts.Stdout(), ts.Stderr())
 				if (code != 0) != neg {
