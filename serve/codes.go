@@ -168,13 +168,13 @@ var runMessages = map[messageKey]string{
 	keyHaltHalted:                "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence.",
 	keyHaltCompletedUnverified:   "The run completed, but its persisted evidence did not prove verified success. Review it locally before any retry.",
 	keyHaltRolledBack:            "The configured compensating action completed. Review the local evidence before any further action.",
-	keyHaltNoReport:              "The run ended without a report. Its live effect is uncertain; inspect the protected local run before any retry.",
+	keyHaltNoReport:              "The run ended without a report. Its live effect is uncertain; inspect the protected local run before any retry: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
 	keyHalt:                      "The governed run stopped safely instead of guessing. Review the local Needs Attention queue for protected evidence.",
 	keyRefused:                   "A governed admission check refused the run. Nothing was executed.",
-	keyTimeout:                   "The run exceeded its deadline and was stopped. Its live effect is uncertain; inspect the protected local run before any retry.",
+	keyTimeout:                   "The run exceeded its deadline and was stopped. Its live effect is uncertain; inspect the protected local run before any retry: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
 	keyUnsignedProductionSuccess: "The run reported VERIFIED under a production profile, so its effect was verified, but this local server cannot mint a Seal. Unsigned production success is failure: do not report it as done, and do not retry or repeat it.",
-	keyInterrupted:               "The server stopped while this run was in progress, so it was interrupted. Its live effect is uncertain; inspect the protected local run before any retry.",
-	keyError:                     "The run could not produce a trustworthy terminal result. Inspect the protected local logs and run evidence.",
+	keyInterrupted:               "The server stopped while this run was in progress, so it was interrupted. Its live effect is uncertain; inspect the protected local run before any retry: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
+	keyError:                     "The run could not produce a trustworthy terminal result. Inspect the protected local run and its evidence: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
 }
 
 // text is the fixed copy of k; a key this build does not know (a record

@@ -81,3 +81,22 @@ func TestStderrTailBounded(t *testing.T) {
 		t.Fatal("the kept bytes are not the tail of the stream")
 	}
 }
+
+// TestRecoveryHintsNameRunsShow (issue 11 item 4): every fixed run message
+// that sends the operator to the protected local run names the command
+// that shows it.
+func TestRecoveryHintsNameRunsShow(t *testing.T) {
+	n := 0
+	for k, m := range runMessages {
+		if !strings.Contains(strings.ToLower(m), "inspect the protected local") {
+			continue
+		}
+		n++
+		if !strings.Contains(m, "openadapt-agent runs show RUN_ID --protected") {
+			t.Errorf("%s: %q does not name `openadapt-agent runs show RUN_ID --protected`", k, m)
+		}
+	}
+	if n < 4 {
+		t.Fatalf("%d messages send the operator to the local run, want at least 4 (halt_no_report, timeout, interrupted, error)", n)
+	}
+}
