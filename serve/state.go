@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // The agent state directory (§7.1): run records, owner locks and the
@@ -57,14 +59,12 @@ func (d stateDir) writeRecord(r *runRecord) error {
 }
 
 // readRecord reads a run record; runID must already match its pattern. Any
-// failure (absent, symlinked, unreadable, malformed) is "no record".
+// failure (absent, symlinked, not regular, above the run-record cap,
+// writable by others, malformed) is "no record". The read is the shared
+// bounded no-follow one of internal/runstore, which `openadapt-agent runs`
+// uses too.
 func (d stateDir) readRecord(runID string) *runRecord {
-	p := d.recordPath(runID)
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return nil
-	}
-	data, err := os.ReadFile(p)
+	data, err := runstore.ReadRecordFile(context.Background(), d.dir, runID)
 	if err != nil {
 		return nil
 	}

@@ -344,3 +344,24 @@ func (s *Store) readFile(ctx context.Context, rel string, lim fsutil.Limit) ([]b
 	}
 	return data, nil
 }
+
+// ReadRecordFile reads the raw record of run id from stateDir/runs, the
+// state directory of a server that prepared it itself (serve/state.go):
+// the same bounded, no-follow read as [Store.Get] — a link, FIFO, device,
+// a file above [fsutil.RunRecord] or one others can write is an error
+// wrapping [ErrUnreadable]; a missing one is [ErrNotFound]. The caller
+// parses the bytes into its own type.
+func ReadRecordFile(ctx context.Context, stateDir, id string) ([]byte, error) {
+	if !flowrun.ValidRunID(id) {
+		return nil, ErrInvalidRunID
+	}
+	root, err := fsutil.OpenRoot(filepath.Join(stateDir, "runs"), "")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return (&Store{root: root}).readFile(ctx, id+".json", fsutil.RunRecord)
+}

@@ -352,3 +352,27 @@ func modes(t *testing.T, root string) string {
 	})
 	return b.String()
 }
+
+// TestReadRecordFile: serve's entry point reads the same way as Get.
+func TestReadRecordFile(t *testing.T) {
+	runs, records := newRunsDir(t)
+	state := filepath.Dir(records)
+	body := terminalRecord(idA, "2026-12-01T10:00:00Z", "2026-12-01T10:00:01Z")
+	write(t, filepath.Join(records, idA+".json"), body)
+	os.Symlink(filepath.Join(records, idA+".json"), filepath.Join(records, idB+".json"))
+	if b, err := ReadRecordFile(context.Background(), state, idA); err != nil || string(b) != body {
+		t.Fatalf("ReadRecordFile = %q, %v", b, err)
+	}
+	if _, err := ReadRecordFile(context.Background(), state, idB); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("symlinked: %v", err)
+	}
+	if _, err := ReadRecordFile(context.Background(), state, idC); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := ReadRecordFile(context.Background(), filepath.Join(runs, "nope"), idA); !errors.Is(err, ErrNotFound) {
+		t.Errorf("no state dir: %v", err)
+	}
+	if _, err := ReadRecordFile(context.Background(), state, "../"+idA); !errors.Is(err, ErrInvalidRunID) {
+		t.Errorf("bad id: %v", err)
+	}
+}
