@@ -66,6 +66,7 @@ patient data, with a warning on stderr: keep it local.`,
   openadapt-agent runs show run-0123456789abcdef01234567 --protected`,
 	}
 	c.PersistentFlags().StringVar(&o.runsDir, "runs-dir", "", "the runs directory serve used (default <per-user state dir>/openadapt-agent/runs, as serve)")
+	_ = c.MarkPersistentFlagDirname("runs-dir")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List recorded runs, newest first: id, workflow, status, start, end, duration, Flow exit code",

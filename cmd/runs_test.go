@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 
@@ -241,6 +243,10 @@ func TestRunsHelpCompletion(t *testing.T) {
 	code, out, _ := runForTest(t, "__complete", "runs", "show", "--runs-dir", f.runs, "")
 	if code != 0 || !strings.Contains(out, testRunID+"\tsuccess "+testWF) {
 		t.Errorf("RUN_ID completion: %d %q", code, out)
+	}
+	// --runs-dir completes folders only.
+	if code, out, _ := runForTest(t, "__complete", "runs", "list", "--runs-dir", ""); code != 0 || !strings.HasSuffix(strings.TrimSpace(out), ":"+fmt.Sprint(int(cobra.ShellCompDirectiveFilterDirs))) {
+		t.Errorf("--runs-dir completion: %d %q", code, out)
 	}
 	// Completion of an unsafe folder offers nothing rather than reading it.
 	if runtime.GOOS == "windows" {
