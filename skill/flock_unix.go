@@ -19,6 +19,9 @@ func lockFile(ctx context.Context, f *os.File) error {
 		if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) {
 			return err
 		}
+		if i == 0 && testOnlyLockBusy != nil {
+			testOnlyLockBusy()
+		}
 		t := time.NewTimer(lockDelay)
 		select {
 		case <-ctx.Done():
@@ -29,5 +32,9 @@ func lockFile(ctx context.Context, f *os.File) error {
 	}
 	return err
 }
+
+// testOnlyLockBusy, when set, runs when the first try finds the lock
+// held (tests use it to replace the lock file meanwhile).
+var testOnlyLockBusy func()
 
 func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

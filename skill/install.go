@@ -336,6 +336,14 @@ func Install(opt InstallOptions) (res *InstallResult, err error) {
 		return nil, err
 	}
 	stagedID := workflowIDOf(staged)
+	// The lock file's folder hash, as the skills CLI computes it over what
+	// it installs (FolderHash); "" for a tree it cannot be reproduced for.
+	var lockHash string
+	if lk != nil {
+		if lockHash, err = FolderHash(ctx, cr, tmp+"/"+name); err != nil {
+			return nil, err
+		}
+	}
 
 	// 3. Decide every destination before changing anything.
 	canon := rootRel{root: canonRR.root, label: canonRR.label, rel: canonRR.rel + "/" + name}
@@ -422,7 +430,7 @@ func Install(opt InstallOptions) (res *InstallResult, err error) {
 	// 5. The lock file.
 	res.Lock = "skipped"
 	if lk != nil {
-		res.Lock, err = updateLock(lk, opt.Scope, name, srcAbs, now().UTC(), warn)
+		res.Lock, err = updateLock(lk, opt.Scope, name, srcAbs, lockHash, now().UTC(), warn)
 		if err != nil {
 			return nil, err
 		}

@@ -100,7 +100,11 @@ func TestInstallProject(t *testing.T) {
 		t.Errorf("project lock version %v", lock["version"])
 	}
 	entry := lock["skills"].(map[string]any)["mockmed-triage"].(map[string]any)
-	if diff := cmp.Diff(map[string]any{"source": src, "sourceType": "local", "computedHash": ""}, entry); diff != "" {
+	srcHash, err := folderHash(t, src)
+	if err != nil || len(srcHash) != 64 {
+		t.Fatalf("source hash %q %v", srcHash, err)
+	}
+	if diff := cmp.Diff(map[string]any{"source": src, "sourceType": "local", "computedHash": srcHash}, entry); diff != "" {
 		t.Errorf("lock entry (-want +got):\n%s", diff)
 	}
 	// Installing again changes nothing.
@@ -147,7 +151,8 @@ func TestInstallGlobalLock(t *testing.T) {
 		t.Errorf("top-level keys lost: %v", lock)
 	}
 	ours := skills["mockmed-triage"].(map[string]any)
-	if ours["installedAt"] != "2026-11-30T09:00:00Z" || ours["updatedAt"] != "2026-11-30T09:00:00Z" || ours["skillFolderHash"] != "" || ours["sourceType"] != "local" {
+	srcHash, _ := folderHash(t, opt.Source)
+	if ours["installedAt"] != "2026-11-30T09:00:00Z" || ours["updatedAt"] != "2026-11-30T09:00:00Z" || ours["skillFolderHash"] != srcHash || len(srcHash) != 64 || ours["sourceType"] != "local" {
 		t.Errorf("our entry: %v", ours)
 	}
 	// installedAt is kept on update.
@@ -333,5 +338,36 @@ func TestInstallReplacesSameWorkflow(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(canon)); len(entries) != 1 {
 		t.Errorf("skills dir holds %d entries, want 1 (no stage left behind)", len(entries))
+	}
+}
+
+// TestInstallLockHashIsSkillsCLIs: installing the committed fixture records
+// the very hash skills@1.7.4 recorded for it, in both scopes; a tree with a
+// non-ASCII path records "".
+func TestInstallLockHashIsSkillsCLIs(t *testing.T) {
+	const want = "73f33c8b9098ba00dbfd640eab46411635292d5b50cf6857bb767dd2800ceb0c"
+	e := newInstallEnv(t)
+	src := lockFixture(t, "minimal")
+	if _, err := Install(e.opts(src, "codex")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readJSON(t, filepath.Join(e.proj, "skills-lock.json"))["skills"].(map[string]any)["minimal"].(map[string]any)["computedHash"]; got != want {
+		t.Errorf("project computedHash %v, want %s", got, want)
+	}
+	opt := e.opts(src, "codex")
+	opt.Scope = ScopeGlobal
+	if _, err := Install(opt); err != nil {
+		t.Fatal(err)
+	}
+	if got := readJSON(t, filepath.Join(e.home, ".agents", ".skill-lock.json"))["skills"].(map[string]any)["minimal"].(map[string]any)["skillFolderHash"]; got != want {
+		t.Errorf("global skillFolderHash %v, want %s", got, want)
+	}
+	os.WriteFile(filepath.Join(src, "notes-é.md"), []byte("x"), 0o644)
+	opt.Force = true
+	if _, err := Install(opt); err != nil {
+		t.Fatal(err)
+	}
+	if got := readJSON(t, filepath.Join(e.home, ".agents", ".skill-lock.json"))["skills"].(map[string]any)["minimal"].(map[string]any)["skillFolderHash"]; got != "" {
+		t.Errorf("non-ASCII tree: skillFolderHash %v, want \"\"", got)
 	}
 }

@@ -83,17 +83,39 @@ func openLock(ctx context.Context, rs roots, at rootRel) (*lockHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.OpenFile(at.rel, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return lk, nil
+	// The lock file is replaced by rename (writeLock), so the file locked
+	// may be the one a concurrent writer just replaced: lock, then check
+	// that the path still names the locked file, else try the new one.
+	for range lockTries {
+		f, err := r.OpenFile(at.rel, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			return lk, nil
+		}
+		if err != nil {
+			return nil, lockRefusal(at, err)
+		}
+		if err := lk.take(f); err != nil {
+			return nil, err
+		}
+		if lk.current() {
+			return lk, nil
+		}
+		lk.close()
+		lk.f = nil
 	}
+	return nil, fmt.Errorf("skills lock file %s keeps being replaced; try again", at.abs())
+}
+
+// current reports whether the locked file is still the one at the lock
+// file's path.
+func (l *lockHandle) current() bool {
+	fi, err := l.f.Stat()
 	if err != nil {
-		return nil, lockRefusal(at, err)
+		return false
 	}
-	if err := lk.take(f); err != nil {
-		return nil, err
-	}
-	return lk, nil
+	// Identity only (nothing is opened or written through this path).
+	now, err := os.Lstat(l.at.abs())
+	return err == nil && os.SameFile(fi, now)
 }
 
 func (l *lockHandle) take(f *os.File) error {
@@ -199,53 +221,111 @@ func (o *object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// updateLock records the skill in the lock file of the scope. A file with
-// another version, or one that does not parse, is left untouched with a
-// warning: gh and the skills CLI would discard it; we never do.
-func updateLock(lk *lockHandle, scope Scope, name, source string, now time.Time, warn func(string)) (string, error) {
-	path := lk.at.abs()
-	if lk.f == nil {
-		if err := lk.create(); err != nil {
-			return "", err
-		}
-	}
-	f := lk.f
-	data, err := fsutil.ReadAll(context.Background(), f, 0, fsutil.LockFile)
-	if err != nil {
-		return "", fmt.Errorf("reading skills lock file %s: %w", path, err)
-	}
+// lockDoc is a parsed lock file of the right version: the whole document
+// and its skills object, both keeping unknown keys and their order.
+type lockDoc struct {
+	doc, skills *object
+}
+
+// parseLock decodes lock-file bytes for scope. An empty file is a new lock.
+// It returns a non-empty refusal (the warning text, naming path) for a file
+// that is not JSON, has another version or no skills object: such a file is
+// left untouched (gh and the skills CLI would discard it; we never do).
+func parseLock(data []byte, scope Scope, path string) (*lockDoc, string) {
 	want := globalLockVersion
 	if scope == ScopeProject {
 		want = projectLockVersion
 	}
-	var doc *object
 	if len(bytes.TrimSpace(data)) == 0 {
-		doc = newObject()
+		doc := newObject()
 		doc.setJSON("version", want)
 		doc.set("skills", json.RawMessage("{}"))
-	} else {
-		doc, err = parseObject(data)
-		if err != nil {
-			warn(fmt.Sprintf("skills lock file %s is not valid JSON; not updated", path))
-			return "untouched", nil
+		return &lockDoc{doc: doc, skills: newObject()}, ""
+	}
+	doc, err := parseObject(data)
+	if err != nil {
+		return nil, fmt.Sprintf("skills lock file %s is not valid JSON; not updated", path)
+	}
+	var v json.Number
+	if err := json.Unmarshal(doc.vals["version"], &v); err != nil || v.String() != fmt.Sprint(want) {
+		shown := string(doc.vals["version"])
+		if shown == "" {
+			shown = "none"
 		}
-		var v json.Number
-		if err := json.Unmarshal(doc.vals["version"], &v); err != nil || v.String() != fmt.Sprint(want) {
-			shown := string(doc.vals["version"])
-			if shown == "" {
-				shown = "none"
-			}
-			warn(fmt.Sprintf("skills lock file has version %s; not updated", shown))
-			return "untouched", nil
-		}
+		return nil, fmt.Sprintf("skills lock file has version %s; not updated", shown)
 	}
 	skills := newObject()
 	if raw, ok := doc.vals["skills"]; ok {
 		if skills, err = parseObject(raw); err != nil {
-			warn(fmt.Sprintf("skills lock file %s has no skills object; not updated", path))
-			return "untouched", nil
+			return nil, fmt.Sprintf("skills lock file %s has no skills object; not updated", path)
 		}
 	}
+	return &lockDoc{doc: doc, skills: skills}, ""
+}
+
+// read reads the locked file (creating it first when absent).
+func (l *lockHandle) read() ([]byte, error) {
+	if l.f == nil {
+		if err := l.create(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	data, err := fsutil.ReadAll(l.ctx, l.f, 0, fsutil.LockFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading skills lock file %s: %w", l.at.abs(), err)
+	}
+	return data, nil
+}
+
+// write replaces the lock file atomically with ld (2-space indented JSON):
+// a temporary sibling, synced and renamed over it through the lock file's
+// root, so a crash leaves the old or the new file, never a part. The flock
+// stays held on the replaced file until close; a writer waiting on it sees
+// the path moved on and locks the new file (openLock).
+func (l *lockHandle) write(ld *lockDoc, scope Scope) error {
+	if scope == ScopeProject {
+		slices.Sort(ld.skills.keys) // the CLI writes project entries sorted by name
+	}
+	raw, _ := ld.skills.MarshalJSON()
+	ld.doc.set("skills", raw)
+	compact, _ := ld.doc.MarshalJSON()
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	r, err := l.rs.open(l.at, false)
+	if err != nil {
+		return err
+	}
+	perm := fs.FileMode(0o644)
+	if fi, err := l.f.Stat(); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	if err := r.WriteFile(l.at.rel, out.Bytes(), perm); err != nil {
+		return fmt.Errorf("writing skills lock file %s: %w", l.at.abs(), err)
+	}
+	return nil
+}
+
+// updateLock records the skill in the lock file of the scope, with hash
+// (see [FolderHash]) as its skillFolderHash (global) or computedHash
+// (project). A file with another version, or one that does not parse, is
+// left untouched with a warning.
+func updateLock(lk *lockHandle, scope Scope, name, source, hash string, now time.Time, warn func(string)) (string, error) {
+	data, err := lk.read()
+	if err != nil {
+		return "", err
+	}
+	ld, refusal := parseLock(data, scope, lk.at.abs())
+	if refusal != "" {
+		warn(refusal)
+		return "untouched", nil
+	}
+	skills := ld.skills
 	entry := newObject()
 	if raw, ok := skills.vals[name]; ok {
 		if e, err := parseObject(raw); err == nil {
@@ -256,36 +336,49 @@ func updateLock(lk *lockHandle, scope Scope, name, source string, now time.Time,
 	entry.setJSON("sourceType", "local")
 	if scope == ScopeGlobal {
 		entry.setJSON("sourceUrl", source)
-		entry.setJSON("skillFolderHash", "")
+		entry.setJSON("skillFolderHash", hash)
 		if _, ok := entry.vals["installedAt"]; !ok {
 			entry.setJSON("installedAt", now.Format(time.RFC3339))
 		}
 		entry.setJSON("updatedAt", now.Format(time.RFC3339))
 	} else {
-		entry.setJSON("computedHash", "")
+		entry.setJSON("computedHash", hash)
 	}
 	raw, _ := entry.MarshalJSON()
 	skills.set(name, raw)
-	if scope == ScopeProject {
-		slices.Sort(skills.keys) // the CLI writes project entries sorted by name
-	}
-	raw, _ = skills.MarshalJSON()
-	doc.set("skills", raw)
-	compact, _ := doc.MarshalJSON()
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact, "", "  "); err != nil {
+	if err := lk.write(ld, scope); err != nil {
 		return "", err
 	}
-	out.WriteByte('\n')
-	// Rewrite in place through the locked handle: a rename would break the
-	// lock protocol.
-	if err := f.Truncate(0); err != nil {
+	return "updated", nil
+}
+
+// removeFromLock deletes the entries names from the lock file of the
+// scope. It returns "updated", "unchanged" (no such entry, or no lock
+// file) or "untouched" (a foreign version or unparsable file, warned).
+func removeFromLock(lk *lockHandle, scope Scope, names []string, warn func(string)) (string, error) {
+	if lk.f == nil {
+		return "unchanged", nil
+	}
+	data, err := lk.read()
+	if err != nil {
 		return "", err
 	}
-	if _, err := f.WriteAt(out.Bytes(), 0); err != nil {
-		return "", err
+	ld, refusal := parseLock(data, scope, lk.at.abs())
+	if refusal != "" {
+		warn(refusal)
+		return "untouched", nil
 	}
-	if err := f.Sync(); err != nil {
+	n := len(ld.skills.keys)
+	for _, name := range names {
+		if _, ok := ld.skills.vals[name]; ok {
+			delete(ld.skills.vals, name)
+			ld.skills.keys = slices.DeleteFunc(ld.skills.keys, func(k string) bool { return k == name })
+		}
+	}
+	if len(ld.skills.keys) == n {
+		return "unchanged", nil
+	}
+	if err := lk.write(ld, scope); err != nil {
 		return "", err
 	}
 	return "updated", nil

@@ -3,6 +3,7 @@ package skill
 import (
 	"archive/tar"
 	"archive/zip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -70,6 +71,11 @@ type PackOptions struct {
 	// with the files and bytes done so far and the totals (the generated
 	// SHA256SUMS is not counted).
 	Progress func(files, totalFiles int, bytes, totalBytes int64)
+	// Context stops the pack (SIGINT/SIGTERM): reading and compressing end
+	// within about a megabyte of work and the context's error is returned;
+	// [PackFile] then leaves no temporary file. Default
+	// context.Background().
+	Context context.Context
 }
 
 // PackResult describes a written archive.
@@ -101,6 +107,13 @@ func Pack(dir string, w io.Writer, opt PackOptions) (*PackResult, error) {
 	if warn == nil {
 		warn = func(string) {}
 	}
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	rep, err := Validate(dir)
 	if err != nil {
 		return nil, err
@@ -111,6 +124,9 @@ func Pack(dir string, w io.Writer, opt PackOptions) (*PackResult, error) {
 	name := rep.Name
 	entries, skipped, err := walkTree(dir, walkOptions{packSkips: true})
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if skipped > 0 {
@@ -131,7 +147,7 @@ func Pack(dir string, w io.Writer, opt PackOptions) (*PackResult, error) {
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(w, h)}
 	aw := newAsyncWriter(cw)
-	src := newTreeSource(dir, entries, opt.Progress, res.Files-1, res.Unpacked) // progress counts the tree's files
+	src := newTreeSource(ctx, dir, entries, opt.Progress, res.Files-1, res.Unpacked) // progress counts the tree's files
 	defer src.stop()
 	var sums []byte
 	switch opt.Format {
@@ -231,6 +247,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // goroutines hand off a few dozen times for hundreds of MB, which keeps the
 // pipeline cheap on a loaded machine.
 type treeSource struct {
+	ctx        context.Context
 	entries    []entry
 	batches    chan *batch
 	free       chan *batch
@@ -261,11 +278,12 @@ type segment struct {
 const (
 	batchSize  = 8 << 20
 	batchAhead = 2
+	packPiece  = 1 << 20 // compressed between two cancellation checks
 )
 
-func newTreeSource(root string, entries []entry, progress func(int, int, int64, int64), totalFiles int, totalBytes int64) *treeSource {
+func newTreeSource(ctx context.Context, root string, entries []entry, progress func(int, int, int64, int64), totalFiles int, totalBytes int64) *treeSource {
 	s := &treeSource{
-		entries: entries, batches: make(chan *batch, batchAhead), free: make(chan *batch, batchAhead+2),
+		ctx: ctx, entries: entries, batches: make(chan *batch, batchAhead), free: make(chan *batch, batchAhead+2),
 		done: make(chan struct{}), progress: progress, totalFiles: totalFiles, totalBytes: totalBytes,
 	}
 	for range batchAhead + 1 {
@@ -342,6 +360,7 @@ func (s *treeSource) readFile(p string, i int, e *entry, b *batch) (*batch, erro
 		return b, err
 	}
 	defer f.Close()
+	in := fsutil.CtxReader(s.ctx, f) // each read checks for cancellation
 	h := sha256.New()
 	var n int64
 	for {
@@ -354,7 +373,7 @@ func (s *treeSource) readFile(p string, i int, e *entry, b *batch) (*batch, erro
 			}
 		}
 		off := len(b.buf)
-		k, err := io.ReadFull(f, b.buf[off:cap(b.buf)])
+		k, err := io.ReadFull(in, b.buf[off:cap(b.buf)])
 		b.buf = b.buf[:off+k]
 		n += int64(k)
 		h.Write(b.buf[off : off+k])
@@ -408,8 +427,17 @@ func (s *treeSource) copyTo(w io.Writer, idx int) error {
 			return errors.New("internal: tree reader out of order")
 		}
 		s.cur.segs = s.cur.segs[1:]
-		if _, err := w.Write(s.cur.buf[seg.off : seg.off+seg.n]); err != nil {
-			return err
+		// Compress in pieces, checking for cancellation between them, so
+		// batches already read do not delay a stop.
+		for p := s.cur.buf[seg.off : seg.off+seg.n]; len(p) > 0; {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+			k := min(len(p), packPiece)
+			if _, err := w.Write(p[:k]); err != nil {
+				return err
+			}
+			p = p[k:]
 		}
 		s.bytes += int64(seg.n)
 		if seg.last {
