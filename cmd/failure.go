@@ -41,6 +41,8 @@ const (
 	codeSignatureInvalid  = "signature_invalid"
 	codeInputInvalid      = "input_invalid"
 	codeNotInstalled      = "not_installed"
+	codeNotConfirmed      = "not_confirmed"
+	codeUnsafePath        = "unsafe_path"
 )
 
 // failureMessages holds the fixed message of every failure code.
@@ -61,6 +63,8 @@ var failureMessages = map[string]string{
 	codeSignatureInvalid:  "The Sigstore signature did not verify.",
 	codeInputInvalid:      "An input could not be used.",
 	codeNotInstalled:      "No installed skill matches.",
+	codeNotConfirmed:      "The removal was not confirmed; nothing was removed.",
+	codeUnsafePath:        "A path goes through a symbolic link or is not a regular file or folder; nothing was changed.",
 }
 
 // codedErr gives an error an explicit failure code. Its exit code is that of
@@ -101,6 +105,12 @@ func failureCode(err error) string {
 		return codeInvalidSkill
 	case errors.Is(err, skill.ErrConflict):
 		return codeConflict
+	case errors.Is(err, skill.ErrNotInstalled):
+		return codeNotInstalled
+	case errors.Is(err, skill.ErrNotConfirmed):
+		return codeNotConfirmed
+	case errors.Is(err, skill.ErrUnsafePath):
+		return codeUnsafePath
 	case errors.Is(err, skill.ErrBundle):
 		return codeBundleRefused
 	case errors.Is(err, flowrun.ErrFlowNotFound):

@@ -67,8 +67,9 @@ func flagValues() map[string][]string {
 
 // fileExtensions lists, by flag name, the file suffixes a file flag takes.
 var fileExtensions = map[string][]string{
-	"output": {"skill", "zip", "tar.zst", "tzst"},
-	"labels": {"json"},
+	"output":         {"skill", "zip", "tar.zst", "tzst"},
+	"labels":         {"json"},
+	"labels-starter": {"json"},
 }
 
 // registerCompletions registers value completion for every fixed-value flag

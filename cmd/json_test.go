@@ -24,6 +24,7 @@ import (
 // is missing here, so a new command cannot skip the promise.
 func jsonFailurePaths(tmp string) map[string][]string {
 	zero := "sha256:" + strings.Repeat("0", 64)
+	os.MkdirAll(filepath.Join(tmp, ".agents", ".skill-lock.json"), 0o755) // skill list -g refuses it
 	return map[string][]string{
 		"bundle verify":    {"../testdata/flow/tampered/workflow-edited", filepath.Join(tmp, "nope")},
 		"bundle inspect":   {filepath.Join(tmp, "nope")},
@@ -35,6 +36,8 @@ func jsonFailurePaths(tmp string) map[string][]string {
 		"emit-skill":       {"--from-flow-skill", filepath.Join(tmp, "nope"), "--out", filepath.Join(tmp, "out")},
 		"skill verify":     {filepath.Join(tmp, "nope.skill")},
 		"skill install":    {filepath.Join(tmp, "nope"), "--agent", "codex", "--global"},
+		"skill list":       {"-g"}, // the global lock path is a folder (made below)
+		"skill remove":     {"nope", "-g", "-y"},
 		"doctor":           {"--bundles", filepath.Join(tmp, "nope")},
 		"attention list":   {"--runs-dir", filepath.Join(tmp, "nope")},
 		"runs list":        {"--runs-dir", filepath.Join(tmp, "nope")},
@@ -142,6 +145,9 @@ func TestFailureCode(t *testing.T) {
 		{fmt.Errorf("a: %w", skill.ErrUnknownArchive), codeUnsafeArchive},
 		{fmt.Errorf("a: %w", skill.ErrName), codeInvalidSkill},
 		{fmt.Errorf("a: %w", skill.ErrConflict), codeConflict},
+		{fmt.Errorf("a: %w", skill.ErrNotInstalled), codeNotInstalled},
+		{fmt.Errorf("a: %w", skill.ErrNotConfirmed), codeNotConfirmed},
+		{fmt.Errorf("a: %w", skill.ErrUnsafePath), codeUnsafePath},
 		{fmt.Errorf("a: %w", skill.ErrBundle), codeBundleRefused},
 		{fmt.Errorf("a: %w", skill.ErrPath), codeOperandUnreadable},
 		{fmt.Errorf("a: %w", flowrun.ErrFlowNotFound), codeFlowNotFound},

@@ -26,6 +26,9 @@ type IO struct {
 	Err    io.Writer
 	OutTTY bool
 	ErrTTY bool
+	// InTTY: stdin is a terminal, so a command may ask for confirmation
+	// (skill remove).
+	InTTY bool
 }
 
 // Main runs the command line of the current process and returns its exit
@@ -33,7 +36,7 @@ type IO struct {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr)}
+	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr), InTTY: isTerminal(os.Stdin)}
 	return run(ctx, os.Args[1:], io)
 }
 

@@ -13,10 +13,12 @@ import (
 func newSkillCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "skill",
-		Short: "Emit, validate, pack, verify and install Agent Skills",
+		Short: "Emit, validate, pack, verify, install, list and remove Agent Skills",
 		Example: `  openadapt-agent skill emit --from-flow-skill ./flow-out/invoice-entry --out ./skills
   openadapt-agent skill pack ./skills/invoice-entry -o invoice-entry.skill
-  openadapt-agent skill install invoice-entry.skill -a claude-code`,
+  openadapt-agent skill install invoice-entry.skill -a claude-code
+  openadapt-agent skill list
+  openadapt-agent skill remove invoice-entry -y`,
 	}
 	c.AddCommand(
 		newSkillValidateCmd(io),
@@ -24,6 +26,8 @@ func newSkillCmd(io *IO) *cobra.Command {
 		newSkillEmitCmd(io),
 		newSkillVerifyCmd(io),
 		newSkillInstallCmd(io),
+		newSkillListCmd(io),
+		newSkillRemoveCmd(io),
 	)
 	return c
 }

@@ -27,7 +27,7 @@ func newEmitSkillAliasCmd(io *IO) *cobra.Command {
 
 func newSkillEmitCmd(io *IO) *cobra.Command {
 	var (
-		out, fromFlowSkill, flowCLI                  string
+		out, fromFlowSkill, flowCLI, labelsStarter   string
 		flowTimeout                                  time.Duration
 		allowLegacy, allowUnavailable, force, asJSON bool
 	)
@@ -43,6 +43,11 @@ kept byte for byte, and guidance for the governed MCP path is appended.
 With BUNDLE, Flow's own "emit-skill" runs first (--flow-cli, default
 openadapt-flow on PATH). With --from-flow-skill, no Flow is needed.
 The write is atomic; emitting again over our own output replaces it.
+
+--labels-starter FILE also writes a starter for "serve --labels": a JSON file
+with this workflow's opaque id and an empty label and description, for the
+operator to fill in (bundle data never fills it). An existing FILE is refused
+unless --force.
 
 Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 (workflow.json.enc); without it a sealed bundle fails with missing_key.`,
@@ -76,6 +81,12 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 			if err != nil {
 				return usageErrorf("skill emit: --flow-cli: %w", err)
 			}
+			// The starter file is checked before anything is emitted.
+			if labelsStarter != "" {
+				if err := skill.CheckLabelsStarter(labelsStarter, force); err != nil {
+					return skillScopeError("skill emit", err)
+				}
+			}
 			res, err := skill.Emit(cmd.Context(), skill.EmitOptions{
 				Bundle: bundleDir, FromFlowSkill: fromFlowSkill, OutDir: out,
 				Flow: flow, FlowTimeout: flowTimeout, Environ: os.Environ(),
@@ -97,13 +108,24 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 				}
 				return err
 			}
+			if labelsStarter != "" {
+				if err := skill.WriteLabelsStarter(labelsStarter, []string{res.WorkflowID}, force); err != nil {
+					return fmt.Errorf("skill emit: the skill is at %s, but the labels starter was not written: %w", res.SkillDir, err)
+				}
+			}
 			if asJSON {
 				return writeJSON(io.Out, struct {
 					MediaType string `json:"mediaType"`
 					*skill.EmitResult
-				}{skillEmitMediaType, res})
+					LabelsStarter string `json:"labels_starter,omitempty"`
+				}{skillEmitMediaType, res, labelsStarter})
 			}
-			_, err = fmt.Fprintln(io.Out, res.SkillDir)
+			if _, err = fmt.Fprintln(io.Out, res.SkillDir); err != nil {
+				return err
+			}
+			if labelsStarter != "" {
+				_, err = fmt.Fprintln(io.Out, labelsStarter)
+			}
 			return err
 		},
 	}
@@ -114,7 +136,9 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.DurationVar(&flowTimeout, "flow-timeout", skill.DefaultFlowTimeout, "time limit for Flow's emit-skill")
 	f.BoolVar(&allowLegacy, "allow-legacy", false, "accept a legacy bundle without a manifest (not integrity-checked)")
 	f.BoolVar(&allowUnavailable, "allow-unavailable", false, "emit a workflow that serve lists as unavailable; the skill then names no run tool")
-	f.BoolVar(&force, "force", false, "replace a different skill already at DIR/<name>")
+	f.BoolVar(&force, "force", false, "replace a different skill already at DIR/<name> (and an existing --labels-starter FILE)")
+	f.StringVar(&labelsStarter, "labels-starter", "", "also write FILE, a serve --labels file with the workflow id and an empty label and description to fill in")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	addQuietFlag(c)
 	return c
 }

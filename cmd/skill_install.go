@@ -19,10 +19,11 @@ const skillInstallMediaType = "application/vnd.openadapt-agent.skill-install+jso
 
 func newSkillInstallCmd(io *IO) *cobra.Command {
 	var (
-		agentIDs                                         []string
-		project, global, copyTree, force, noLock, asJSON bool
-		sha                                              string
-		sig                                              sigFlags
+		agentIDs                        []string
+		sf                              scopeFlags
+		copyTree, force, noLock, asJSON bool
+		sha                             string
+		sig                             sigFlags
 	)
 	c := &cobra.Command{
 		Use:   "install SRC --agent ID[,ID...] [--project|--global]",
@@ -39,16 +40,13 @@ A different skill already installed under the same name is refused unless
 --force. Every install prints a data-boundary warning: the skill holds the
 compiled bundle and is protected workflow data.`,
 		Example: `  openadapt-agent skill install ./out/mockmed-triage --agent claude-code,codex
-  openadapt-agent skill install mockmed-triage.skill --agent claude-code --global`,
+  openadapt-agent skill install mockmed-triage.skill -a claude-code -g`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := args[0]
-			if project && global {
-				return usageErrorf("skill install: --project and --global are exclusive")
-			}
-			scope := skill.ScopeProject
-			if global {
-				scope = skill.ScopeGlobal
+			scope, err := sf.scope("skill install")
+			if err != nil {
+				return err
 			}
 			so, err := sig.options()
 			if err != nil {
@@ -105,14 +103,14 @@ compiled bundle and is protected workflow data.`,
 		},
 	}
 	f := c.Flags()
-	f.StringSliceVar(&agentIDs, "agent", nil, "agent ids, comma-separated (claude-code, codex, cursor, github-copilot, gemini-cli, opencode, amp, cline, codex-legacy, goose, windsurf)")
-	f.BoolVar(&project, "project", false, "install into the project (default)")
-	f.BoolVar(&global, "global", false, "install into the home directory")
+	f.StringSliceVarP(&agentIDs, "agent", "a", nil, "agent ids, comma-separated (claude-code, codex, cursor, github-copilot, gemini-cli, opencode, amp, cline, codex-legacy, goose, windsurf)")
+	sf.bind(c, "install")
 	f.BoolVar(&copyTree, "copy", false, "make real copies instead of symlinks")
 	f.BoolVar(&force, "force", false, "replace a different skill with the same name")
 	f.BoolVar(&noLock, "no-lock", false, "do not update the skills lock file")
 	f.StringVar(&sha, "sha256", "", "expected archive sha256 (archive sources)")
 	sig.bind(f, "detached Sigstore bundle over the archive (archive sources)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	addQuietFlag(c)
 	return c
 }

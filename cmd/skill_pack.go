@@ -31,7 +31,7 @@ FILE.sha256 next to FILE.`,
 		Example: `  openadapt-agent skill pack ./skills/invoice-entry -o invoice-entry.skill
   openadapt-agent skill pack ./skills/invoice-entry -o invoice-entry.tar.zst --json`,
 		Args: exactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if out == "" {
 				return usageErrorf("skill pack: -o FILE is required")
@@ -52,7 +52,8 @@ FILE.sha256 next to FILE.`,
 				}
 			}
 			opt := skill.PackOptions{
-				Format: format,
+				Format:  format,
+				Context: cmd.Context(), // SIGINT/SIGTERM: stop, leave no temporary file
 				Warn: func(msg string) {
 					endLine()
 					warnf(io.Err, "skill pack: %s", msg)
@@ -93,6 +94,7 @@ FILE.sha256 next to FILE.`,
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "archive to write (.skill, .zip, .tar.zst or .tzst)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	addQuietFlag(c)
 	return c
 }
 

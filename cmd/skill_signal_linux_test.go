@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"bufio"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSkillInstallSIGTERMWhileWaitingForLock: an install waiting for the
@@ -72,5 +77,106 @@ func TestSkillInstallSIGTERMWhileWaitingForLock(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(proj, ".agents", "skills")); len(ents) != 0 {
 		t.Fatalf("left %d entries in .agents/skills", len(ents))
+	}
+}
+
+// TestSkillPackSIGTERMLeavesNothing: SIGTERM during skill pack stops it
+// with the cancellation and leaves no temporary file, archive or sidecar.
+// The child cannot finish first: its stderr is a pipe the test filled, so
+// its first warning (the skipped .DS_Store, printed after the temporary
+// archive is created and before any content is packed) blocks until the
+// test drains the pipe, which it does only after the signal. The signal
+// is sent once inotify reports the temporary file (no fixed sleep).
+func TestSkillPackSIGTERMLeavesNothing(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "minimal")
+	os.MkdirAll(src, 0o755)
+	skillMD, err := os.ReadFile(filepath.Join("..", "testdata", "skill", "lockhash", "minimal", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "SKILL.md"), skillMD, 0o644)
+	os.WriteFile(filepath.Join(src, ".DS_Store"), []byte("skipped"), 0o644)
+	outDir := t.TempDir()
+
+	in, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf := os.NewFile(uintptr(in), "inotify")
+	defer inf.Close()
+	if _, err := unix.InotifyAddWatch(in, outDir, unix.IN_CREATE); err != nil {
+		t.Fatal(err)
+	}
+
+	// A pipe for the child's stderr, filled to capacity.
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	unix.SetNonblock(p[1], true)
+	fill := make([]byte, 4096)
+	for {
+		if _, err := unix.Write(p[1], fill); err != nil {
+			if !errors.Is(err, unix.EAGAIN) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	unix.SetNonblock(p[1], false)
+	errR, errW := os.NewFile(uintptr(p[0]), "stderr-r"), os.NewFile(uintptr(p[1]), "stderr-w")
+	defer errR.Close()
+
+	c := exec.Command("openadapt-agent", "skill", "pack", src, "-o", filepath.Join(outDir, "x.skill"))
+	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	c.Stderr = errW
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errW.Close()
+	created := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		n, err := inf.Read(buf)
+		if err != nil || n < unix.SizeofInotifyEvent {
+			created <- ""
+			return
+		}
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[0]))
+		name := buf[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+int(ev.Len)]
+		created <- strings.TrimRight(string(name), "\x00")
+	}()
+	select {
+	case name := <-created:
+		if !strings.HasPrefix(name, ".x.skill.tmp-") {
+			c.Process.Kill()
+			t.Fatalf("first file created: %q", name)
+		}
+	case <-time.After(30 * time.Second): // a safety net, not a timing assertion
+		c.Process.Kill()
+		t.Fatal("pack never created its temporary file")
+	}
+	c.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	var stderr []byte
+	go func() {
+		stderr, _ = io.ReadAll(errR)
+		done <- c.Wait()
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		c.Process.Kill()
+		t.Fatal("pack ignored SIGTERM")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want 1", err)
+	}
+	if tail := string(stderr[len(stderr)-min(len(stderr), 512):]); !strings.Contains(tail, "skill pack: context canceled") {
+		t.Fatalf("stderr tail %q: want the cancellation", tail)
+	}
+	if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
+		t.Fatalf("left %d entries (%s…) in the output folder", len(ents), ents[0].Name())
 	}
 }

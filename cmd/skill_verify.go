@@ -114,6 +114,7 @@ from cosign sign-blob --bundle) is verified offline with --trusted-root or
 	sig.bind(f, "detached Sigstore bundle over the archive (e.g. cosign sign-blob --bundle)")
 	f.StringVar(&sha, "sha256", "", "expected archive sha256 (hex or sha256:<hex>); default: the FILE.sha256 sidecar")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	addQuietFlag(c)
 	return c
 }
 

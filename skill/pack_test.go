@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -270,6 +271,28 @@ func BenchmarkPackTarZst(b *testing.B) {
 	for b.Loop() {
 		if _, err := Pack(dir, io.Discard, PackOptions{Format: FormatTarZst}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestPackFileCanceled: canceling the context mid-pack (after the first
+// file is packed) stops both formats with the context's error, and
+// PackFile leaves neither the archive, its sidecar nor a temporary file.
+func TestPackFileCanceled(t *testing.T) {
+	for _, f := range []Format{FormatZip, FormatTarZst} {
+		dir := packFixture(t)
+		out := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		_, err := PackFile(dir, filepath.Join(out, "x.skill"), PackOptions{Format: f, Context: ctx, Progress: func(int, int, int64, int64) {
+			calls++
+			cancel()
+		}})
+		if !errors.Is(err, context.Canceled) || calls != 1 {
+			t.Fatalf("%s: err = %v after %d files, want context.Canceled after 1", f, err, calls)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 0 {
+			t.Fatalf("%s: left %s", f, ents[0].Name())
 		}
 	}
 }

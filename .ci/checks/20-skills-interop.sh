@@ -11,6 +11,14 @@
 #     version-3 global lock with `openadapt-agent skill install`.
 #  3. Hazard regression: the skills CLI finds no valid skill in a raw Flow skill
 #     whose workflow name holds ": ", and installs our wrapped one.
+#  4. Lock-file hashes (round2-decisions 22), both directions: for the committed
+#     fixtures and an emitted skill, `skill install` records the same
+#     computedHash/skillFolderHash as `skills add` of the same folder (and the
+#     fixtures' values are the ones committed in testdata/skill/lockhash);
+#     `skills list` (theirs) lists what ours installed; `skills update` (theirs,
+#     the verb that compares hashes) reads the hash ours recorded as up to date
+#     and, after an upstream edit, as outdated; and `skill list` (ours) lists
+#     what theirs installed, with the recorded hash matching the folder.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -145,4 +153,84 @@ grep -q "No valid skills found" "$tmp/raw.log" || { cat "$tmp/raw.log" >&2; fail
 # With Claude Code alone the CLI copies straight into .claude/skills.
 [ -f "$hz/.claude/skills/$(basename "$fresh_raw")/SKILL.md" ] || { cat "$tmp/wrapped.log" >&2; fail "the wrapped skill was not installed"; }
 say "hazard: raw colon-name skill skipped by the skills CLI; the wrapped one installs"
+
+# --- 4. lock-file hashes, both directions -----------------------------------
+strip() { sed 's/\x1b\[[0-9;]*m//g'; }
+# lockhash LOCK NAME FIELD prints the recorded hash (empty if none).
+lockhash() { "$node_bin" -e 'const l=require(process.argv[1]); const e=(l.skills||{})[process.argv[2]]; process.stdout.write(e&&typeof e[process.argv[3]]==="string"?e[process.argv[3]]:"")' "$@"; }
+declare -A committed=(
+  [minimal]=73f33c8b9098ba00dbfd640eab46411635292d5b50cf6857bb767dd2800ceb0c
+  [order-mix]=37aca64d799114345613c8f395ce9d7d5c339a0b77f9cbed6b9f789d647b7ccd
+)
+srcs=("$repo/testdata/skill/lockhash/minimal" "$repo/testdata/skill/lockhash/order-mix" "$emitted/$name")
+theirs_home="$tmp/h-theirs"; ours_home="$tmp/h-ours"
+theirs_proj="$tmp/p-theirs"; ours_proj="$tmp/p-ours"
+mkdir -p "$theirs_home" "$ours_home" "$theirs_proj/.git" "$ours_proj/.git"
+for src in "${srcs[@]}"; do
+  n=$(basename "$src")
+  (cd "$theirs_proj" && HOME="$theirs_home" skills add "$src" -a codex -y >"$tmp/h.log" 2>&1) || { cat "$tmp/h.log" >&2; fail "skills add $n"; }
+  (cd "$theirs_proj" && HOME="$theirs_home" skills add "$src" -g -a codex -y >"$tmp/h.log" 2>&1) || { cat "$tmp/h.log" >&2; fail "skills add -g $n"; }
+  (cd "$ours_proj" && HOME="$ours_home" "$bin" skill install "$src" -a codex 2>/dev/null >/dev/null) || fail "skill install $n"
+  (cd "$ours_proj" && HOME="$ours_home" "$bin" skill install "$src" -g -a codex 2>/dev/null >/dev/null) || fail "skill install -g $n"
+  t_p=$(lockhash "$theirs_proj/skills-lock.json" "$n" computedHash)
+  o_p=$(lockhash "$ours_proj/skills-lock.json" "$n" computedHash)
+  t_g=$(lockhash "$theirs_home/.agents/.skill-lock.json" "$n" skillFolderHash)
+  o_g=$(lockhash "$ours_home/.agents/.skill-lock.json" "$n" skillFolderHash)
+  [ ${#t_p} -eq 64 ] && [ "$t_p" = "$o_p" ] && [ "$t_g" = "$o_g" ] && [ "$t_p" = "$t_g" ] ||
+    fail "$n: hashes differ: skills@$SKILLS_VERSION computedHash=$t_p skillFolderHash=$t_g, ours computedHash=$o_p skillFolderHash=$o_g"
+  if [ -n "${committed[$n]:-}" ] && [ "${committed[$n]}" != "$t_p" ]; then
+    fail "$n: skills@$SKILLS_VERSION now computes $t_p, testdata/skill/lockhash says ${committed[$n]}"
+  fi
+done
+say "lock hashes: skill install and skills add record the same computedHash and skillFolderHash for ${#srcs[@]} skills"
+
+# Theirs reads ours: skills list shows what skill install installed.
+(cd "$ours_proj" && HOME="$ours_home" skills list --json 2>/dev/null) >"$tmp/their-list.json" || fail "skills list --json in our project"
+for src in "${srcs[@]}"; do
+  n=$(basename "$src")
+  "$node_bin" -e 'const a=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); if(!a.some(s=>s.name===process.argv[2]&&s.sourceType==="local")) process.exit(1)' "$tmp/their-list.json" "$n" ||
+    { cat "$tmp/their-list.json" >&2; fail "skills list does not show $n as installed by skill install"; }
+done
+(cd "$ours_proj" && HOME="$ours_home" skills list -g 2>&1 | strip) >"$tmp/their-list-g.log"
+grep -q "^order-mix " "$tmp/their-list-g.log" || { cat "$tmp/their-list-g.log" >&2; fail "skills list -g does not show order-mix"; }
+
+# Theirs compares ours: the CLI checks local-source entries never, so give
+# one skill a Git source (a local repository holding the same folder) and
+# keep the hash skill install recorded; `skills update` must find it up to
+# date, then outdated after a commit that edits the skill upstream.
+gitrepo="$tmp/upstream"
+mkdir -p "$gitrepo/skills"
+cp -R "$repo/testdata/skill/lockhash/order-mix" "$gitrepo/skills/"
+git -C "$gitrepo" init -q
+git -C "$gitrepo" add -A
+git -C "$gitrepo" -c user.email=ci@example.invalid -c user.name=ci commit -qm fixture
+"$node_bin" -e '
+const fs=require("fs"), p=process.argv[1], l=JSON.parse(fs.readFileSync(p,"utf8"));
+const h=l.skills["order-mix"].computedHash; if (!h) process.exit(1);
+l.skills["order-mix"]={source:"file://"+process.argv[2], sourceUrl:"file://"+process.argv[2], sourceType:"git", skillPath:"skills/order-mix/SKILL.md", computedHash:h};
+fs.writeFileSync(p, JSON.stringify(l,null,2)+"\n");' "$ours_proj/skills-lock.json" "$gitrepo" || fail "rewriting the lock entry as a Git source"
+(cd "$ours_proj" && HOME="$ours_home" skills update -p -y 2>&1 | strip) >"$tmp/update.log" || true
+grep -q "All project skills are up to date" "$tmp/update.log" && ! grep -q "Updating order-mix" "$tmp/update.log" ||
+  { cat "$tmp/update.log" >&2; fail "skills update does not read the hash skill install recorded as up to date"; }
+echo "edited upstream" >>"$gitrepo/skills/order-mix/a.md"
+git -C "$gitrepo" -c user.email=ci@example.invalid -c user.name=ci commit -qam edit
+# (The CLI then tries to re-add from the file:// source and exits 1; its
+# exit code is ignored, only whether it saw the skill as outdated matters.)
+(cd "$ours_proj" && HOME="$ours_home" skills update -p -y 2>&1 | strip) >"$tmp/update2.log" || true
+grep -q "Updating order-mix" "$tmp/update2.log" || { cat "$tmp/update2.log" >&2; fail "skills update did not notice an upstream edit (the check proves nothing)"; }
+say "skills list shows what skill install installed; skills update reads its hash as up to date, and as outdated after an upstream edit"
+
+# Ours reads theirs: skill list shows what skills add installed, hash match.
+for g in "" "-g"; do
+  (cd "$theirs_proj" && HOME="$theirs_home" "$bin" skill list $g --json 2>"$tmp/ol.err") >"$tmp/our-list.json" || { cat "$tmp/ol.err" >&2; fail "skill list $g in their project"; }
+  for src in "${srcs[@]}"; do
+    n=$(basename "$src")
+    "$node_bin" -e '
+const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+const s=d.skills.find(s=>s.name===process.argv[2]);
+if(!s||!s.lock||s.lock.hash_status!=="match"||!s.agents.some(a=>a.agent==="codex"&&a.kind==="shared")) process.exit(1)' "$tmp/our-list.json" "$n" ||
+      { cat "$tmp/our-list.json" >&2; fail "skill list $g does not show $n (installed by skills add) with a matching hash"; }
+  done
+done
+say "skill list shows what skills add installed, with its recorded hash matching the folder (project and global)"
 say "ok"
