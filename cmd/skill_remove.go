@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,24 @@ without a terminal it needs -y.`,
   openadapt-agent skill remove mockmed-triage -a claude-code -y
   openadapt-agent skill remove mockmed-triage -g -y --json`,
 		Args: minArgs(1),
+		// Completes the names of the skills installed in the scope.
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			scope, err := sf.scope("skill remove")
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			res, err := skill.List(skill.ListOptions{ScopeOptions: skill.ScopeOptions{Scope: scope, Context: cmd.Context()}})
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []string
+			for _, s := range res.Skills {
+				if !slices.Contains(args, s.Name) {
+					names = append(names, s.Name)
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scope, err := sf.scope("skill remove")
 			if err != nil {

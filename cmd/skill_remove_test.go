@@ -49,3 +49,22 @@ func TestSkillRemoveConfirm(t *testing.T) {
 		t.Fatal("confirmed removal left the copy")
 	}
 }
+
+// TestSkillRemoveCompletesNames: shell completion of skill remove offers
+// the installed skills of the scope, not the ones already named.
+func TestSkillRemoveCompletesNames(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	src := filepath.Join("..", "testdata", "skill", "lockhash")
+	for _, n := range []string{"minimal", "order-mix"} {
+		if code := Run(context.Background(), []string{"skill", "install", "-g", "-a", "codex", filepath.Join(src, n)}, nil, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+			t.Fatalf("install %s: exit %d", n, code)
+		}
+	}
+	var out bytes.Buffer
+	Run(context.Background(), []string{"__complete", "skill", "remove", "-g", "minimal", ""}, nil, &out, &bytes.Buffer{})
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 2 || lines[0] != "order-mix" {
+		t.Fatalf("completion %q", out.String())
+	}
+}

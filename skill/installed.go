@@ -464,12 +464,15 @@ func Remove(opt RemoveOptions) (res *RemoveResult, err error) {
 	}
 	defer lk.close()
 	var entries map[string]bool
+	var lockRefused string
 	if lk.f != nil {
 		data, err := lk.read()
 		if err != nil {
 			return nil, err
 		}
-		if ld, refusal := parseLock(data, opt.Scope, lk.at.abs()); refusal == "" {
+		ld, refusal := parseLock(data, opt.Scope, lk.at.abs())
+		lockRefused = refusal
+		if refusal == "" {
 			entries = map[string]bool{}
 			for _, k := range ld.skills.keys {
 				entries[k] = true
@@ -599,7 +602,10 @@ func Remove(opt RemoveOptions) (res *RemoveResult, err error) {
 		}
 	}
 	res.Lock = "unchanged"
-	if len(lockNames) > 0 {
+	if lockRefused != "" {
+		opt.Warn(lockRefused)
+		res.Lock = "untouched"
+	} else if len(lockNames) > 0 {
 		if res.Lock, err = removeFromLock(lk, opt.Scope, lockNames, opt.Warn); err != nil {
 			return nil, err
 		}

@@ -357,3 +357,26 @@ func TestLockReplacedWhileWaiting(t *testing.T) {
 		t.Fatalf("lost an update: %v", skills)
 	}
 }
+
+// TestRemoveForeignLockUntouched: a lock file of another version is left
+// byte for byte (warned), while the folders are still removed.
+func TestRemoveForeignLockUntouched(t *testing.T) {
+	e := newInstallEnv(t)
+	e.install(t, lockFixture(t, "minimal"), ScopeProject, "codex")
+	lock := filepath.Join(e.proj, "skills-lock.json")
+	foreign := `{"version":2,"skills":{"minimal":{}}}`
+	os.WriteFile(lock, []byte(foreign), 0o644)
+	res, err := Remove(RemoveOptions{ScopeOptions: e.scope(ScopeProject), Names: []string{"minimal"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(lock); string(data) != foreign || res.Lock != "untouched" {
+		t.Fatalf("lock %q, result %s", data, res.Lock)
+	}
+	if len(e.warns) == 0 || !strings.Contains(e.warns[len(e.warns)-1], "version 2; not updated") {
+		t.Fatalf("warnings %v", e.warns)
+	}
+	if _, err := os.Stat(filepath.Join(e.proj, ".agents", "skills", "minimal")); err == nil {
+		t.Fatal("copy kept")
+	}
+}
