@@ -341,8 +341,12 @@ func writeRunText(w io.Writer, d *runDoc) error {
 	if d.Protected == nil {
 		return nil
 	}
-	if d.Protected.StderrTail == nil {
+	switch {
+	case d.Protected.StderrTail == nil:
 		_, err := fmt.Fprintln(w, "flow stderr: none kept for this run")
+		return err
+	case *d.Protected.StderrTail == "":
+		_, err := fmt.Fprintln(w, "flow stderr: empty (Flow printed nothing on stderr)")
 		return err
 	}
 	fmt.Fprintf(w, "flow stderr (last %d bytes kept):\n", d.Protected.StderrTailBytes)

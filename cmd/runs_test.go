@@ -135,6 +135,11 @@ func TestRunsListAndShow(t *testing.T) {
 	if strings.Contains(out, `"intent"`) {
 		t.Fatal("the report body was printed")
 	}
+	// An empty tail says so.
+	f.file(t, testRunID+".stderr", "")
+	if code, out, _ := runsCLI("runs", "show", testRunID, "--runs-dir", f.runs, "--protected"); code != 0 || !strings.HasSuffix(out, "flow stderr: empty (Flow printed nothing on stderr)\n") {
+		t.Fatalf("empty tail: %d %q", code, out)
+	}
 	// A running run has no tail yet: null, not an error.
 	code, out, _ = runsCLI("runs", "show", testRunID2, "--runs-dir", f.runs, "--protected", "--json")
 	json.Unmarshal([]byte(out), &doc)

@@ -163,6 +163,21 @@ for mode in run list; do
   grep -q 'tutorial enabled' "$tut_tmp/serve-$mode.err" || { echo "50-real-flow: FAILED: banner" >&2; exit 1; }
   echo "50-real-flow: tutorial $mode ok in $(( $(date +%s) - tut_s ))s"
 done
+# The local operator view of that one real run (issue 11 item 4): its record
+# is listed, Flow's stderr tail is kept 0600 beside it and shown only with
+# --protected.
+"$tut_tmp/bin/openadapt-agent" runs list --runs-dir "$tut_runs" --json >"$tut_tmp/runs.json" || {
+  echo "50-real-flow: FAILED: runs list" >&2; exit 1; }
+grep -q '"count": 1,' "$tut_tmp/runs.json" && grep -q '"workflow_id": "local_quickstart"' "$tut_tmp/runs.json" || {
+  echo "50-real-flow: FAILED: runs list does not show the tutorial run" >&2; cat "$tut_tmp/runs.json" >&2; exit 1; }
+tut_tail=$(ls "$tut_runs"/.openadapt-agent/runs/run-*.stderr)
+[ "$(stat -c %a "$tut_tail")" = 600 ] || { echo "50-real-flow: FAILED: $tut_tail is not 0600" >&2; exit 1; }
+tut_id=$(basename "$tut_tail" .stderr)
+"$tut_tmp/bin/openadapt-agent" runs show "$tut_id" --runs-dir "$tut_runs" --json >"$tut_tmp/run.json" &&
+  ! grep -q stderr_tail "$tut_tmp/run.json" &&
+  "$tut_tmp/bin/openadapt-agent" runs show "$tut_id" --runs-dir "$tut_runs" --protected --json 2>/dev/null | grep -q '"stderr_tail": "' || {
+  echo "50-real-flow: FAILED: runs show $tut_id" >&2; cat "$tut_tmp/run.json" >&2; exit 1; }
+echo "50-real-flow: runs list/show: ok ($tut_id)"
 # Nothing left behind: no helper (its program lives under the runs dir),
 # MockMed (a thread of the helper) or Flow run (argv names the bundle).
 sleep 1
