@@ -459,6 +459,11 @@ func canonicalDir(scope Scope, root string, getenv func(string) string) rootRel 
 	return rootRel{root: root, rel: ".agents/skills"}
 }
 
+// unknownAgent is the usage error for an agent id that is not known.
+func unknownAgent(id string) error {
+	return fmt.Errorf("%w: unknown agent %q (known: %s)", ErrUsage, id, strings.Join(AgentIDs(), ", "))
+}
+
 // CheckInstallRequest reports the usage errors of an install request
 // (wrapping [ErrUsage]) without touching the file system: a URL source, no
 // agent, an unknown agent id, an agent without a location in the scope.
@@ -472,7 +477,7 @@ func CheckInstallRequest(source string, agentIDs []string, scope Scope) error {
 	for _, a := range agentIDs {
 		d, ok := agents[a]
 		if !ok {
-			return fmt.Errorf("%w: unknown agent %q (known: %s)", ErrUsage, a, strings.Join(AgentIDs(), ", "))
+			return unknownAgent(a)
 		}
 		if scope == ScopeProject && d.project == "-" {
 			return fmt.Errorf("%w: agent %s has no project location; use --global", ErrUsage, a)

@@ -112,8 +112,14 @@ type ListResult struct {
 	Skills     []ListedSkill `json:"skills"`
 }
 
-// scopeRoot resolves the root folder of a scope.
-func scopeRoot(o ScopeOptions) (string, error) {
+// scopeRoot checks the agent ids (an unknown one is an ErrUsage) and
+// resolves the root folder of a scope.
+func scopeRoot(o ScopeOptions, agentIDs []string) (string, error) {
+	for _, a := range agentIDs {
+		if _, ok := agents[a]; !ok {
+			return "", unknownAgent(a)
+		}
+	}
 	return installRoot(InstallOptions{Scope: o.Scope, WorkDir: o.WorkDir}, o.Getenv)
 }
 
@@ -216,12 +222,7 @@ func lockString(e map[string]any, k string) string {
 // and a lock file that is a link, folder, FIFO or device is refused.
 func List(opt ListOptions) (*ListResult, error) {
 	opt.defaults()
-	for _, a := range opt.Agents {
-		if _, ok := agents[a]; !ok {
-			return nil, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrUsage, a, strings.Join(AgentIDs(), ", "))
-		}
-	}
-	root, err := scopeRoot(opt.ScopeOptions)
+	root, err := scopeRoot(opt.ScopeOptions, opt.Agents)
 	if err != nil {
 		return nil, err
 	}
@@ -447,12 +448,7 @@ func Remove(opt RemoveOptions) (res *RemoveResult, err error) {
 			return nil, err
 		}
 	}
-	for _, a := range opt.Agents {
-		if _, ok := agents[a]; !ok {
-			return nil, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrUsage, a, strings.Join(AgentIDs(), ", "))
-		}
-	}
-	root, err := scopeRoot(opt.ScopeOptions)
+	root, err := scopeRoot(opt.ScopeOptions, opt.Agents)
 	if err != nil {
 		return nil, err
 	}

@@ -311,19 +311,29 @@ func (l *lockHandle) write(ld *lockDoc, scope Scope) error {
 	return nil
 }
 
+// load reads and parses the locked file; a file that is left untouched
+// (another version, not JSON) is warned about and gives (nil, nil).
+func (l *lockHandle) load(scope Scope, warn func(string)) (*lockDoc, error) {
+	data, err := l.read()
+	if err != nil {
+		return nil, err
+	}
+	ld, refusal := parseLock(data, scope, l.at.abs())
+	if refusal != "" {
+		warn(refusal)
+		return nil, nil
+	}
+	return ld, nil
+}
+
 // updateLock records the skill in the lock file of the scope, with hash
 // (see [FolderHash]) as its skillFolderHash (global) or computedHash
 // (project). A file with another version, or one that does not parse, is
 // left untouched with a warning.
 func updateLock(lk *lockHandle, scope Scope, name, source, hash string, now time.Time, warn func(string)) (string, error) {
-	data, err := lk.read()
-	if err != nil {
-		return "", err
-	}
-	ld, refusal := parseLock(data, scope, lk.at.abs())
-	if refusal != "" {
-		warn(refusal)
-		return "untouched", nil
+	ld, err := lk.load(scope, warn)
+	if ld == nil || err != nil {
+		return "untouched", err
 	}
 	skills := ld.skills
 	entry := newObject()
@@ -359,14 +369,9 @@ func removeFromLock(lk *lockHandle, scope Scope, names []string, warn func(strin
 	if lk.f == nil {
 		return "unchanged", nil
 	}
-	data, err := lk.read()
-	if err != nil {
-		return "", err
-	}
-	ld, refusal := parseLock(data, scope, lk.at.abs())
-	if refusal != "" {
-		warn(refusal)
-		return "untouched", nil
+	ld, err := lk.load(scope, warn)
+	if ld == nil || err != nil {
+		return "untouched", err
 	}
 	n := len(ld.skills.keys)
 	for _, name := range names {
