@@ -3,10 +3,8 @@
 package serve
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,55 +12,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/authoringstub"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 // authoringEnv runs serve --authoring on the real embedded helper with the
 // stub Flow's fake F1-shaped session (testdata/stubflow, flow-helper.md
 // §12.19). mode is OPENADAPT_STUBFLOW_AUTHORING ("" = absent).
-func authoringEnv(t *testing.T, mode string, vars ...string) (Options, string) {
+func authoringEnv(t *testing.T, mode string, vars ...string) (Options, *authoringstub.Stub) {
 	t.Helper()
-	var py string
-	for _, name := range []string{"python3", "python3.12", "python3.11", "python3.10"} {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			continue
-		}
-		out, err := exec.Command(p, "-c", "import sys;print('%d.%d'%sys.version_info[:2])").Output()
-		if v := strings.TrimSpace(string(out)); err == nil && (v == "3.10" || v == "3.11" || v == "3.12") {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("serve: authoring stub-Flow tests SKIPPED: no Python 3.10-3.12 on PATH")
-	}
-	stub, _ := filepath.Abs("../testdata/stubflow")
-	root := t.TempDir()
-	log := filepath.Join(root, "session.log")
-	environ := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "PYTHONPATH=" + stub,
-		"OPENADAPT_STUBFLOW_AUTHORING=" + mode, "OPENADAPT_STUBFLOW_AUTHORING_LOG=" + log}, vars...)
-	return Options{RunsDir: filepath.Join(root, "runs"), Authoring: true, FlowPython: py, PassEnv: []string{"PYTHONPATH"},
-		Environ: environ, Version: "test", Timeout: 60, RunWait: 20}, log
-}
-
-func sessionCalls(t *testing.T, log string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
+	st := authoringstub.New(t, mode, vars...)
+	environ := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + st.Root}, st.Vars...)
+	return Options{RunsDir: filepath.Join(st.Root, "runs"), Authoring: true, FlowPython: st.Python, PassEnv: authoringstub.PassEnv,
+		Environ: environ, Version: "test", Timeout: 60, RunWait: 20}, st
 }
 
 func TestAuthoringFailsClosedWithoutTheModule(t *testing.T) {
@@ -161,16 +123,14 @@ func TestAuthoringToolsEndToEnd(t *testing.T) {
 	if strings.Contains(s.stderr.String(), "hunter2") {
 		t.Errorf("stderr holds the typed text")
 	}
-	var calls []string
-	for _, c := range sessionCalls(t, log) {
-		calls = append(calls, c["call"].(string))
+	for _, c := range log.Calls(t) {
 		if c["call"] == "record_observed" && (c["secret"] != true || c["param"] != "password" || c["node_id"] != "n_00000001") {
 			t.Errorf("record_observed %v", c)
 		}
 	}
 	wantCalls := "open,observe,start_record,click,click,type_text,pause_for_input,record_observed,stop_record,compile,admit,set_coach,get_coach,halt"
-	if strings.Join(calls, ",") != wantCalls {
-		t.Errorf("session calls\n got %s\nwant %s", strings.Join(calls, ","), wantCalls)
+	if calls := log.CallNames(t); calls != wantCalls {
+		t.Errorf("session calls\n got %s\nwant %s", calls, wantCalls)
 	}
 }
 
@@ -191,7 +151,7 @@ func TestAuthoringAdmitWithoutElicitationOrSessionAdmit(t *testing.T) {
 	if g, _ := json.Marshal(got); string(g) != `{"reason":"authoring_unavailable","status":"error"}` {
 		t.Fatalf("admit without session admit = %s", g)
 	}
-	for _, c := range sessionCalls(t, log) {
+	for _, c := range log.Calls(t) {
 		if c["call"] == "admit" {
 			t.Errorf("admit reached the session without a confirmed elicitation")
 		}

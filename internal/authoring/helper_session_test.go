@@ -3,80 +3,38 @@
 package authoring_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/authoringstub"
 )
-
-var (
-	pyOnce sync.Once
-	py     string
-)
-
-// stubPython finds a Python 3.10–3.12 for the real embedded helper with the
-// stub Flow of testdata/stubflow (flow-helper.md §9.2, §12.19).
-func stubPython(t *testing.T) string {
-	t.Helper()
-	pyOnce.Do(func() {
-		for _, name := range []string{"python3", "python3.12", "python3.11", "python3.10"} {
-			p, err := exec.LookPath(name)
-			if err != nil {
-				continue
-			}
-			out, err := exec.Command(p, "-c", "import sys;print('%d.%d'%sys.version_info[:2])").Output()
-			if v := strings.TrimSpace(string(out)); err == nil && (v == "3.10" || v == "3.11" || v == "3.12") {
-				py = p
-				return
-			}
-		}
-	})
-	if py == "" {
-		t.Skip("authoring: stub-Flow session tests SKIPPED: no Python 3.10-3.12 on PATH")
-	}
-	return py
-}
 
 type stub struct {
+	*authoringstub.Stub
 	opts authoring.OpenOptions
-	log  string
 }
 
 // newStub prepares the real helper on the stub Flow. mode is
 // OPENADAPT_STUBFLOW_AUTHORING ("" = the module is absent).
 func newStub(t *testing.T, mode, backend string, vars ...string) *stub {
 	t.Helper()
-	p := stubPython(t)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stubflow, err := filepath.Abs("../../testdata/stubflow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &stub{log: filepath.Join(dir, "authoring.log")}
-	env := append(os.Environ(), "PYTHONPATH="+stubflow, "OPENADAPT_STUBFLOW_AUTHORING_LOG="+s.log, "OPENADAPT_STUBFLOW_AUTHORING="+mode)
-	env = append(env, vars...)
-	state := filepath.Join(dir, "state")
+	s := &stub{Stub: authoringstub.New(t, mode, vars...)}
+	state := filepath.Join(s.Root, "state")
 	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	s.opts = authoring.OpenOptions{
-		Interpreter: flowhelper.Interpreter{Path: p}, StateDir: state, Instance: "authoring-test",
-		Env: flowrun.ChildEnv(env, []string{"PYTHONPATH", "OPENADAPT_STUBFLOW_AUTHORING", "OPENADAPT_STUBFLOW_AUTHORING_LOG",
-			"OPENADAPT_STUBFLOW_AUTHORING_TREE", "OPENADAPT_STUBFLOW_AUTHORING_CLICK"}),
-		BackendKind: backend, OutDir: filepath.Join(dir, "out"),
+		Interpreter: flowhelper.Interpreter{Path: s.Python}, StateDir: state, Instance: "authoring-test",
+		Env:         flowrun.ChildEnv(append(os.Environ(), s.Vars...), authoringstub.PassEnv),
+		BackendKind: backend, OutDir: filepath.Join(s.Root, "out"),
 	}
 	if backend == "web" {
 		u := "https://app.example/login"
@@ -93,34 +51,6 @@ func (s *stub) open(t *testing.T) *authoring.HelperSession {
 	}
 	t.Cleanup(sess.Close)
 	return sess
-}
-
-// calls are the session calls the stub recorded.
-func (s *stub) calls(t *testing.T) []map[string]any {
-	t.Helper()
-	f, err := os.Open(s.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func (s *stub) callNames(t *testing.T) []string {
-	var names []string
-	for _, c := range s.calls(t) {
-		names = append(names, c["call"].(string))
-	}
-	return names
 }
 
 func call(t *testing.T, sess authoring.Session, tool string, args map[string]any) map[string]any {
@@ -205,11 +135,11 @@ func TestStubSessionRecordsAndCompiles(t *testing.T) {
 
 	want := []string{"open", "observe", "start_record", "click", "click", "type_text", "pause_for_input", "record_observed",
 		"stop_record", "compile", "admit", "set_coach", "get_coach", "close"}
-	if got := s.callNames(t); strings.Join(got, ",") != strings.Join(want, ",") {
+	if got := s.CallNames(t); got != strings.Join(want, ",") {
 		t.Errorf("session calls\n got %v\nwant %v", got, want)
 	}
 	var threads = map[string]bool{}
-	for _, c := range s.calls(t) {
+	for _, c := range s.Calls(t) {
 		threads[c["thread"].(string)] = true
 		switch c["call"] {
 		case "open":
@@ -259,7 +189,7 @@ func TestStubCoachOnlyBackend(t *testing.T) {
 			refusal(t, err, authoring.CodeCoachOnly)
 		}
 		sess.Close()
-		if got := strings.Join(s.callNames(t), ","); got != "open,observe,close" {
+		if got := s.CallNames(t); got != "open,observe,close" {
 			t.Errorf("%s: session calls %s", backend, got)
 		}
 	}
@@ -289,7 +219,7 @@ func TestStubWithoutAdmitAndFailedClick(t *testing.T) {
 		}
 	}
 	sess.Close()
-	if got := strings.Join(s.callNames(t), ","); got != "open,observe,click,close" {
+	if got := s.CallNames(t); got != "open,observe,click,close" {
 		t.Errorf("session calls %s", got)
 	}
 }
