@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +28,7 @@ type authoringOpts struct {
 	flowPython string
 	flowCLI    string
 	passEnv    []string
+	config     string
 	url        string
 	headed     bool
 }
@@ -56,12 +56,22 @@ var openAuthoringSession = func(ctx context.Context, o authoringOpts) (authoring
 	if err != nil {
 		return nil, nil, usageError(err)
 	}
-	backend, url := nativeBackend(), (*string)(nil)
+	// The session's backend (flow-helper.md §12.2): from --config, read by
+	// the helper with Flow's loader (--url/--headed override it), else
+	// --url's fresh browser or the local window.
+	var url *string
 	if o.url != "" {
-		if !o.headed {
-			return nil, nil, usageErrorf("--url opens a fresh browser with empty cookies; pass --headed so you can sign in in that window")
+		url = &o.url
+	}
+	config, backend := "", ""
+	if o.config != "" {
+		abs, err := filepath.Abs(o.config)
+		if err != nil {
+			return nil, nil, usageErrorf("the deployment config could not be read: %s", o.config)
 		}
-		backend, url = "web", &o.url
+		config = abs
+	} else {
+		backend = authoring.Backend(o.url)
 	}
 	base, err := authoring.UserStateDir(os.Getenv)
 	if err != nil {
@@ -87,37 +97,33 @@ var openAuthoringSession = func(ctx context.Context, o authoringOpts) (authoring
 		return nil, nil, usageErrorf("creating a private temporary directory failed")
 	}
 	sess, err := authoring.Open(ctx, authoring.OpenOptions{
-		Interpreter: interp, StateDir: tmp, Instance: instance, Env: env,
+		Interpreter: interp, StateDir: tmp, Instance: instance, Env: env, DeploymentConfig: config,
 		BackendKind: backend, URL: url, Headed: o.headed, OutDir: root.Join(outRel),
 	})
 	if err != nil {
 		var ue *authoring.UnavailableError
 		var se *flowhelper.StartError
+		var ce *authoring.ConfigError
 		switch {
 		case errors.As(err, &ue):
 			_ = os.RemoveAll(tmp)
+			_ = root.Remove(outRel)
 			return nil, nil, fmt.Errorf("%w with openadapt-flow %s", errNoAuthoringSession, flowhelper.CleanVersion(ue.FlowVersion))
 		case errors.As(err, &se):
 			_ = os.RemoveAll(tmp)
+			_ = root.Remove(outRel)
 			return nil, nil, usageErrorf("%s", se.Msg)
+		case errors.As(err, &ce):
+			_ = os.RemoveAll(tmp)
+			_ = root.Remove(outRel)
+			ce.Config = o.config
+			return nil, nil, usageErrorf("%s", ce.Error())
 		}
 		// The protected local log stays for the person to read.
 		return nil, nil, fmt.Errorf("%w: %v (the protected local log is under %s)", errNoAuthoringSession, err, filepath.Join(tmp, "logs"))
 	}
-	fmt.Fprintf(o.stderr, "authoring connect: authoring session open (%s backend); the recording stays in %s\n", backend, root.Join(outRel))
+	fmt.Fprintf(o.stderr, "authoring connect: authoring session open (%s backend); the recording stays in %s\n", sess.Info.BackendKind, root.Join(outRel))
 	return sess, func() { sess.Close(); _ = os.RemoveAll(tmp) }, nil
-}
-
-// nativeBackend is the local backend without --url: the pinned frontmost
-// window on macOS and Linux, coach-only on Windows.
-func nativeBackend() string {
-	switch runtime.GOOS {
-	case "darwin":
-		return "macos"
-	case "windows":
-		return "windows"
-	}
-	return "linux"
 }
 
 func envValue(env []string, name string) string {
@@ -152,6 +158,11 @@ started this from that chat. Commands from any other account are refused. The
 chat app can observe, record, click and pause; it can never type: when it
 pauses for input, type in the app yourself and press Enter here.
 
+The session drives the local window by default, or with --url a fresh
+browser (--headed, so you can sign in there). With --config it uses the
+deployment config's backend (kind, url, headed, read with Flow's own
+loader); --url and --headed override it.
+
 It needs a controlling terminal (to ask you) and a local authoring session
 (Flow's openadapt_flow.authoring). Both are checked before anything is sent,
 so a refused start leaves the link unused.
@@ -172,7 +183,8 @@ authoring session.`,
 	f.StringVar(&o.flowPython, "flow-python", "", "the Python that runs Flow (default: from the Flow command's shebang)")
 	f.StringVar(&o.flowCLI, "flow-cli", "openadapt-flow", "Flow command prefix, used to find Flow's Python (POSIX shell quoting, no expansion)")
 	f.StringArrayVar(&o.passEnv, "pass-env", nil, "pass one more environment variable to Flow (repeatable)")
-	f.StringVar(&o.url, "url", "", "drive a fresh Playwright Chromium at this URL (needs --headed) instead of the local window")
+	f.StringVar(&o.config, "config", "", "deployment config: the backend to author on (kind, url, headed), read with Flow's loader")
+	f.StringVar(&o.url, "url", "", "drive a fresh Playwright Chromium at this URL (needs --headed) instead of the local window; with --config, overrides its URL")
 	f.BoolVar(&o.headed, "headed", false, "show the browser window, so you can sign in there during a pause")
 	return c
 }

@@ -4,6 +4,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +100,67 @@ func TestAuthoringConnectStubWithoutAuthoring(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests were sent", n)
+	}
+}
+
+// connect --config: the session's backend comes from the deployment config
+// (read by the helper with Flow's loader); a config that lacks what a web
+// backend needs exits 2 naming it, before anything is sent.
+func TestAuthoringConnectStubConfig(t *testing.T) {
+	st := stubFlowEnv(t, "full")
+	cfg := filepath.Join(st.Root, "deployment.json")
+	if err := os.WriteFile(cfg, []byte(`{"kind":"web","url":"https://cfg.example/app"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := connectEnv(t, &scriptedTerminal{}, nil)
+	code, _, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--config", cfg, srv.Link())
+	if code != 2 || !strings.Contains(stderr, "set deployment.backend.headed: true in --config or pass --headed") ||
+		!strings.Contains(stderr, "nothing was sent") || strings.Contains(stderr, "cfg.example") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if n := len(srv.Requests()); n != 0 || st.CallNames(t) != "" {
+		t.Fatalf("%d requests, session calls %q", n, st.CallNames(t))
+	}
+	code, _, stderr = runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--config", cfg, "--headed", srv.Link())
+	if code != 0 || !strings.Contains(stderr, "authoring session open (web backend)") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	calls := st.Calls(t)
+	if len(calls) != 2 || calls[0]["call"] != "open" || calls[0]["app_url"] != "https://cfg.example/app" || calls[0]["headed"] != true || calls[1]["call"] != "close" {
+		t.Fatalf("session calls %v", calls)
+	}
+}
+
+// When the session goes away mid-job (the helper died), every later command
+// gets the fail-closed authoring_unavailable callback, carrying only that
+// code, and the client says so once on stderr.
+func TestAuthoringConnectStubSessionGone(t *testing.T) {
+	st := stubFlowEnv(t, "full", "OPENADAPT_STUBFLOW_AUTHORING_OBSERVE=exit")
+	srv := connectEnv(t, &scriptedTerminal{}, nil)
+	srv.Poll(
+		fm.Command(fm.Envelope("c1", "bind_pack", nil, fm.SubA, nil)),
+		fm.Command(fm.Envelope("c2", "observe", nil, fm.SubA, nil)),
+		fm.Command(fm.Envelope("c3", "start_record", nil, fm.SubA, nil)),
+		fm.Command(fm.Envelope("c4", "get_coach", nil, fm.SubA, nil)),
+	)
+	code, _, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", srv.Link())
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var got []string
+	for _, r := range srv.Of("callback") {
+		got = append(got, string(r.Body))
+	}
+	want := []string{
+		`{"command_id":"c2","result":{"error":"authoring_unavailable"},"status":"error"}`,
+		`{"command_id":"c3","result":{"error":"authoring_unavailable"},"status":"error"}`,
+		`{"command_id":"c4","result":{"error":"authoring_unavailable"},"status":"error"}`,
+		`{"halted":true,"status":"halted"}`,
+	}
+	if len(got) != 5 || strings.Join(got[1:], "\n") != strings.Join(want, "\n") {
+		t.Fatalf("callbacks:\n%s", strings.Join(got, "\n"))
+	}
+	if n := strings.Count(stderr, "the local authoring session is not available"); n != 1 {
+		t.Errorf("the client said so %d times:\n%s", n, stderr)
 	}
 }

@@ -3,9 +3,9 @@ package serve
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -21,15 +21,15 @@ import (
 // projection built in internal/authoring from validated values. A
 // tool-level refusal is {"status":"error","reason":"<code>"}.
 
-// authoringState is the open session and the last projected result.
+// authoringState is the open session. The last answer (get_command_result)
+// and the bind status are the helper's (authoring.get_command_result,
+// authoring.bind_status).
 type authoringState struct {
 	sess *authoring.HelperSession
 	mu   sync.Mutex
 	// the pause of a pause_for_input until continue_input
 	pauseParam string
 	paused     bool
-	lastTool   string
-	lastResult any
 }
 
 var (
@@ -174,24 +174,54 @@ func (s *Server) registerAuthoring() {
 		t := t
 		s.addTool(toolDef{name: t.name, title: t.title, desc: t.desc, input: compact(t.input),
 			success: authOut(t.result), ann: t.ann, rawResult: t.rawResult}, func(ctx context.Context, c *toolCall) (any, *failure) {
-			body, f := s.authoringCall(ctx, c, t.name)
-			if f == nil {
-				if _, raw := body.(rawResult); !raw {
-					s.authoring.remember(t.name, body)
-				}
-			}
-			return body, f
+			return s.authoringCall(ctx, c, t.name)
 		})
 	}
 }
 
-func (a *authoringState) remember(tool string, body any) {
-	if tool == "get_command_result" || tool == "bind_status" {
-		return
+// projectAnswer is tool's MCP result from the helper's answer raw plus the
+// request fields the helper echoes into its last answer (the same
+// projection get_command_result uses).
+func projectAnswer(tool string, raw map[string]any, echo map[string]any) (any, *failure) {
+	m := maps.Clone(raw)
+	for k, v := range echo {
+		if v != nil && v != false && v != "" {
+			m[k] = v
+		}
 	}
-	a.mu.Lock()
-	a.lastTool, a.lastResult = tool, body
-	a.mu.Unlock()
+	body, ok := authoring.Project(tool, m)
+	if !ok {
+		return nil, fail(CodeInternalError)
+	}
+	return body, nil
+}
+
+// commandResult is get_command_result's answer from the helper's
+// {command_id, status, retry_after_ms, result}: idle, or the last tool's
+// answer projected again.
+func commandResult(raw map[string]any) (any, *failure) {
+	if n, _ := raw["retry_after_ms"].(float64); n != 0 {
+		return nil, fail(CodeInternalError)
+	}
+	switch raw["status"] {
+	case "idle":
+		if raw["command_id"] != nil || raw["result"] != nil {
+			return nil, fail(CodeInternalError)
+		}
+		return map[string]any{"command_id": nil, "status": "idle", "retry_after_ms": 0, "result": nil}, nil
+	case "done":
+		tool, _ := raw["command_id"].(string)
+		res, isObj := raw["result"].(map[string]any)
+		if !isObj || tool == "get_command_result" || tool == "bind_status" || !flowhelper.IsAuthoringTool(tool) {
+			return nil, fail(CodeInternalError)
+		}
+		body, f := projectAnswer(tool, res, nil)
+		if f != nil {
+			return nil, f
+		}
+		return map[string]any{"command_id": tool, "status": "done", "retry_after_ms": 0, "result": body}, nil
+	}
+	return nil, fail(CodeInternalError)
 }
 
 // refusal is a tool-level refusal body.
@@ -239,88 +269,75 @@ func (s *Server) authoringCall(ctx context.Context, c *toolCall, tool string) (a
 	call := func(args map[string]any) (map[string]any, error) { return a.sess.Call(ctx, tool, args) }
 	switch tool {
 	case "bind_status":
-		return map[string]any{"status": "stdio", "bound": true, "transport": "stdio"}, nil
-	case "get_command_result":
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.lastTool == "" {
-			return map[string]any{"command_id": nil, "status": "idle", "retry_after_ms": 0, "result": nil}, nil
-		}
-		return map[string]any{"command_id": a.lastTool, "status": "done", "retry_after_ms": 0, "result": a.lastResult}, nil
-	case "observe":
 		raw, err := call(map[string]any{})
 		if err != nil {
 			return sessionOutcome(err)
 		}
-		return authoring.ProjectObserve(raw), nil
+		if raw["bound"] != true || raw["transport"] != "stdio" {
+			return nil, fail(CodeInternalError)
+		}
+		return map[string]any{"status": "stdio", "bound": true, "transport": "stdio"}, nil
+	case "get_command_result":
+		// command_id is accepted and not needed: stdio keeps one answer.
+		raw, err := call(map[string]any{})
+		if err != nil {
+			return sessionOutcome(err)
+		}
+		return commandResult(raw)
 	case "click":
-		node, hasNode := str(c.args, "node_id")
+		_, hasNode := str(c.args, "node_id")
 		_, hasX := c.args["x"]
 		_, hasY := c.args["y"]
 		if hasNode == (hasX || hasY) || hasX != hasY {
 			return nil, fail(CodeInvalidArguments) // a node, or both x and y
 		}
-		if _, err := call(c.args); err != nil {
+		raw, err := call(c.args)
+		if err != nil {
 			return sessionOutcome(err)
 		}
-		return authoring.ProjectClick(nil, node), nil
+		return projectAnswer(tool, raw, map[string]any{"node_id": c.args["node_id"]})
 	case "type":
-		if _, err := call(c.args); err != nil {
+		raw, err := call(c.args)
+		if err != nil {
 			return sessionOutcome(err)
 		}
-		p, _ := str(c.args, "param")
-		return authoring.TypeResult{Status: "ok", Recorded: true, Param: p}, nil
+		return projectAnswer(tool, raw, map[string]any{"param": c.args["param"]})
 	case "pause_for_input":
-		if _, err := call(c.args); err != nil {
+		raw, err := call(c.args)
+		if err != nil {
 			return sessionOutcome(err)
 		}
 		p, _ := str(c.args, "param")
-		secret, _ := c.args["secret"].(bool)
 		a.mu.Lock()
 		a.paused, a.pauseParam = true, p
 		a.mu.Unlock()
-		return authoring.PauseResult{Status: "paused", Param: p, Secret: secret}, nil
+		return projectAnswer(tool, raw, map[string]any{"param": c.args["param"], "secret": c.args["secret"]})
 	case "continue_input":
-		if _, err := call(map[string]any{}); err != nil {
+		raw, err := call(map[string]any{})
+		if err != nil {
 			return sessionOutcome(err)
 		}
 		a.mu.Lock()
 		p := a.pauseParam
 		a.paused, a.pauseParam = false, ""
 		a.mu.Unlock()
-		return authoring.RecordedResult{Recorded: true, Param: p}, nil
-	case "start_record", "halt", "stop_record":
-		if _, err := call(map[string]any{}); err != nil {
-			return sessionOutcome(err)
-		}
-		switch tool {
-		case "start_record":
-			return authoring.StatusResult{Status: "recording"}, nil
-		case "halt":
-			return authoring.StopResult{Status: "halted"}, nil
-		}
-		return authoring.StopResult{Status: "stopped"}, nil
-	case "compile":
+		return projectAnswer(tool, raw, map[string]any{"param": p})
+	case "observe", "start_record", "halt", "stop_record", "compile", "get_coach":
 		raw, err := call(map[string]any{})
 		if err != nil {
 			return sessionOutcome(err)
 		}
-		return authoring.ProjectCompile(raw), nil
+		return projectAnswer(tool, raw, nil)
 	case "set_coach":
 		h, _ := str(c.args, "hint")
 		if authoring.SafeLabel(h) != h {
 			return nil, fail(CodeInvalidArguments) // the PHI filter refused it
 		}
-		if _, err := call(map[string]any{"hint": h}); err != nil {
-			return sessionOutcome(err)
-		}
-		return authoring.CoachSetResult{Status: "ok", Hint: h}, nil
-	case "get_coach":
-		raw, err := call(map[string]any{})
+		raw, err := call(map[string]any{"hint": h})
 		if err != nil {
 			return sessionOutcome(err)
 		}
-		return authoring.ProjectGetCoach(raw), nil
+		return projectAnswer(tool, raw, map[string]any{"hint": h})
 	case "admit":
 		// §12.16: schema (done) → token → session has admit → elicitation.
 		v, present := c.args["confirm"]
@@ -341,23 +358,33 @@ func (s *Server) authoringCall(ctx context.Context, c *toolCall, tool string) (a
 		if err != nil {
 			return sessionOutcome(err)
 		}
-		return authoring.ProjectAdmit(raw), nil
+		return projectAnswer(tool, raw, nil)
 	}
 	return nil, fail(CodeInternalError)
 }
 
 // startAuthoring is flow-helper.md §2.1 step e plus authoring.open: it fails
 // closed with the §12.1 message when the installed Flow has no usable
-// openadapt_flow.authoring.
+// openadapt_flow.authoring. The session's backend kind, URL and headed flag
+// come from --config (§12.2), read by the helper with Flow's own loader,
+// --url and --headed overriding it as for the attended service; without
+// --config, --url selects a fresh browser (which needs --headed) and no
+// --url the local window.
 func (s *Server) startAuthoring(ctx context.Context, h *flowhelper.Helper) error {
 	o := s.opts
-	backend, url := nativeAuthoringBackend(), (*string)(nil)
+	req := flowhelper.AuthoringOpenRequest{Headed: o.Headed}
 	if o.URL != "" {
-		if !o.Headed {
-			return configErrorf("--authoring with --url opens a fresh browser with empty cookies; pass --headed so the person can sign in there")
-		}
 		u := o.URL
-		backend, url = "web", &u
+		req.URL = &u
+	}
+	if o.Config != "" {
+		abs, err := filepath.Abs(o.Config)
+		if err != nil {
+			return configErrorf("the deployment config could not be read: %s", o.Config)
+		}
+		req.DeploymentConfig = abs
+	} else {
+		req.BackendKind = authoring.Backend(o.URL)
 	}
 	out := filepath.Join(s.state.dir, "authoring", s.instance)
 	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
@@ -366,24 +393,21 @@ func (s *Server) startAuthoring(ctx context.Context, h *flowhelper.Helper) error
 	if err := os.Mkdir(out, 0o700); err != nil {
 		return configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", s.prep.runsDir)
 	}
-	sess, err := authoring.OpenOn(ctx, h, flowhelper.AuthoringOpenRequest{BackendKind: backend, URL: url, Headed: o.Headed, OutDir: out})
+	req.OutDir = out
+	sess, err := authoring.OpenOn(ctx, h, req)
 	if err != nil {
+		_ = os.Remove(out) // still empty: nothing was recorded
 		var ue *authoring.UnavailableError
-		if errors.As(err, &ue) {
+		var ce *authoring.ConfigError
+		switch {
+		case errors.As(err, &ue):
 			return configErrorf("openadapt_flow.authoring is not available with openadapt-flow %s; --authoring fails closed", flowhelper.CleanVersion(ue.FlowVersion))
+		case errors.As(err, &ce):
+			ce.Config = o.Config
+			return configErrorf("%s", ce.Error())
 		}
 		return configErrorf("the authoring session could not be started; see the protected local log")
 	}
 	s.authoring = &authoringState{sess: sess}
 	return nil
-}
-
-func nativeAuthoringBackend() string {
-	switch runtime.GOOS {
-	case "darwin":
-		return "macos"
-	case "windows":
-		return "windows"
-	}
-	return "linux"
 }

@@ -188,3 +188,75 @@ func mustIndent(t *testing.T, v any) []byte {
 	}
 	return append(b, '\n')
 }
+
+// serve --authoring --config: the session's backend comes from the
+// deployment config (read by the helper with Flow's loader), --url and
+// --headed override it; a web config without a URL or headed exits 2
+// naming the missing piece (flow-helper.md §12.2, §12.3).
+func TestAuthoringSessionFromConfig(t *testing.T) {
+	o, log := authoringEnv(t, "full")
+	cfg := filepath.Join(log.Root, "deployment.json")
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"kind": "web", "url": "https://cfg.example/app"}`)
+	o.Config = cfg
+	_, err := New(o, &syncBuffer{})
+	if err == nil || err.Error() != "authoring a web application needs a visible browser, so the person can sign in there: set deployment.backend.headed: true in --config or pass --headed" {
+		t.Fatalf("New without headed = %v", err)
+	}
+	if n := log.CallNames(t); n != "" {
+		t.Fatalf("a session was opened: %s", n)
+	}
+	entries, err := os.ReadDir(filepath.Join(o.RunsDir, stateDirName, "authoring"))
+	if err != nil || len(entries) != 0 {
+		t.Errorf("a refused start left %d recording folders", len(entries))
+	}
+	o.Headed = true
+	s := start(t, o)
+	if g, _ := json.Marshal(s.call("bind_status", map[string]any{})); string(g) != `{"bound":true,"status":"stdio","transport":"stdio"}` {
+		t.Errorf("bind_status = %s", g)
+	}
+	calls := log.Calls(t)
+	if len(calls) != 1 || calls[0]["backend_kind"] != "web" || calls[0]["app_url"] != "https://cfg.example/app" || calls[0]["headed"] != true {
+		t.Fatalf("session calls %v", calls)
+	}
+	write(`{"kind": "linux"}`)
+	o2, log2 := authoringEnv(t, "full")
+	o2.Config = cfg
+	start(t, o2)
+	if c := log2.Calls(t); len(c) != 1 || c[0]["backend_kind"] != "linux" || c[0]["app_url"] != nil {
+		t.Fatalf("linux session calls %v", c)
+	}
+	o3, _ := authoringEnv(t, "full")
+	o3.Config = filepath.Join(log.Root, "missing.json")
+	if _, err := New(o3, &syncBuffer{}); err == nil || !strings.Contains(err.Error(), "the deployment config could not be read: "+o3.Config) {
+		t.Fatalf("New with a missing config = %v", err)
+	}
+}
+
+// get_command_result and bind_status are answered by the helper: a
+// helper-side refusal is the last answer, and once the helper is gone they
+// fail closed like every other authoring tool.
+func TestAuthoringCommandResultFromTheHelper(t *testing.T) {
+	o, _ := authoringEnv(t, "full")
+	s := start(t, o)
+	check := func(tool string, args map[string]any, want string) {
+		t.Helper()
+		if g, _ := json.Marshal(s.call(tool, args)); string(g) != want {
+			t.Errorf("%s = %s, want %s", tool, g, want)
+		}
+	}
+	check("get_command_result", map[string]any{}, `{"command_id":null,"result":null,"retry_after_ms":0,"status":"idle"}`)
+	s.call("observe", map[string]any{})
+	check("click", map[string]any{"node_id": "n_0badbad0"}, `{"reason":"stale_node","status":"error"}`)
+	check("get_command_result", map[string]any{"command_id": "anything"}, `{"command_id":"click","result":{"reason":"stale_node","status":"error"},"retry_after_ms":0,"status":"done"}`)
+	check("type", map[string]any{"text": "hunter2-TYPED", "param": "username"}, `{"param":"username","recorded":true,"status":"ok"}`)
+	check("get_command_result", map[string]any{}, `{"command_id":"type","result":{"param":"username","recorded":true,"status":"ok"},"retry_after_ms":0,"status":"done"}`)
+	_, _ = s.srv.authoring.sess.Helper().Close()
+	check("get_command_result", map[string]any{}, `{"reason":"authoring_unavailable","status":"error"}`)
+	check("bind_status", map[string]any{}, `{"reason":"authoring_unavailable","status":"error"}`)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 )
@@ -18,11 +19,59 @@ type OpenOptions struct {
 	Mirror      io.Writer // --allow-protected-export: helper lines also here
 	OnDead      func()
 
-	BackendKind string  // web, macos, linux, windows, rdp, citrix
-	URL         *string // web only
-	Headed      bool
-	OutDir      string // absolute: where the session keeps its recording
+	// The session (flow-helper.md §12.2): with DeploymentConfig (absolute)
+	// the helper reads the backend kind, URL and headed flag from it with
+	// Flow's loader, URL and Headed being --url/--headed overrides and
+	// BackendKind empty; without it, BackendKind, URL and Headed are the
+	// session's (see [Backend]).
+	DeploymentConfig string
+	BackendKind      string  // web, macos, linux, windows, rdp, citrix
+	URL              *string // web only
+	Headed           bool
+	OutDir           string // absolute: where the session keeps its recording
 }
+
+// Backend is the session's backend kind without a deployment config: a
+// fresh Playwright browser ("web") when the server has --url, else the
+// local window of this OS (coach-only on Windows).
+func Backend(url string) string {
+	if url != "" {
+		return "web"
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return "macos"
+	case "windows":
+		return "windows"
+	}
+	return "linux"
+}
+
+// ConfigError is authoring.open's refusal of the session's configuration
+// (nothing was opened). Config is the --config value as the person gave it
+// ("" for none); the message names the missing piece, never a value.
+type ConfigError struct {
+	Reason string // deployment_config, deployment_unusable, url_missing, headed_missing
+	Config string
+}
+
+func (e *ConfigError) Error() string {
+	switch e.Reason {
+	case "deployment_config":
+		return "the deployment config could not be read: " + e.Config
+	case "deployment_unusable":
+		return "the deployment config's backend.kind is not one authoring can use (web, macos, linux, windows, rdp or citrix): " + e.Config
+	case "url_missing":
+		return "authoring a web application needs its URL: set deployment.backend.url in --config or pass --url"
+	}
+	if e.Config == "" {
+		return "--url opens a fresh browser with empty cookies; pass --headed so the person can sign in there"
+	}
+	return "authoring a web application needs a visible browser, so the person can sign in there: set deployment.backend.headed: true in --config or pass --headed"
+}
+
+// configReasons are authoring.open's configuration refusals.
+var configReasons = map[string]bool{"deployment_config": true, "deployment_unusable": true, "url_missing": true, "headed_missing": true}
 
 // UnavailableError is the fail-closed answer when the installed Flow has no
 // usable openadapt_flow.authoring. It wraps [ErrUnavailable].
@@ -64,7 +113,8 @@ func Open(ctx context.Context, o OpenOptions) (*HelperSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := OpenOn(ctx, h, flowhelper.AuthoringOpenRequest{BackendKind: o.BackendKind, URL: o.URL, Headed: o.Headed, OutDir: o.OutDir})
+	sess, err := OpenOn(ctx, h, flowhelper.AuthoringOpenRequest{DeploymentConfig: o.DeploymentConfig,
+		BackendKind: o.BackendKind, URL: o.URL, Headed: o.Headed, OutDir: o.OutDir})
 	if err != nil {
 		_, _ = h.Close()
 		return nil, err
@@ -74,7 +124,10 @@ func Open(ctx context.Context, o OpenOptions) (*HelperSession, error) {
 
 // OpenOn probes openadapt_flow.authoring on a running helper (flow-helper.md
 // §2.1 step e) and opens the session. It never closes h: the caller owns it.
-// A Flow without the module gives an [*UnavailableError].
+// A Flow without the module gives an [*UnavailableError]; a deployment
+// config that cannot be read or lacks what the backend needs gives a
+// [*ConfigError] (its Config is the absolute path: callers put back what the
+// person typed).
 func OpenOn(ctx context.Context, h *flowhelper.Helper, req flowhelper.AuthoringOpenRequest) (*HelperSession, error) {
 	ok, err := h.ProbeAuthoring(ctx)
 	if err == nil && !ok {
@@ -86,8 +139,15 @@ func OpenOn(ctx context.Context, h *flowhelper.Helper, req flowhelper.AuthoringO
 	info, err := h.OpenAuthoring(ctx, req)
 	if err != nil {
 		var fe *flowhelper.Error
+		if errors.As(err, &fe) && fe.Kind == flowhelper.KindInvalid && configReasons[fe.Reason] {
+			return nil, &ConfigError{Reason: fe.Reason, Config: req.DeploymentConfig}
+		}
 		if errors.As(err, &fe) && fe.Reason == "coach_only" {
-			return nil, fmt.Errorf("%w: the %s backend cannot be driven here", ErrUnavailable, req.BackendKind)
+			kind := req.BackendKind
+			if kind == "" {
+				kind = "configured"
+			}
+			return nil, fmt.Errorf("%w: the %s backend cannot be driven here", ErrUnavailable, kind)
 		}
 		return nil, fmt.Errorf("%w: the authoring session could not be opened; see the protected local log", ErrUnavailable)
 	}

@@ -223,3 +223,185 @@ func TestStubWithoutAdmitAndFailedClick(t *testing.T) {
 		t.Errorf("session calls %s", got)
 	}
 }
+
+// writeConfig writes the stub Flow's deployment config (a JSON stand-in
+// for Flow's YAML: {"kind","url","headed"}) and returns its path.
+func (s *stub) writeConfig(t *testing.T, cfg map[string]any) string {
+	t.Helper()
+	p := filepath.Join(s.Root, "deployment.json")
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// authoring.open takes the backend kind, URL and headed flag from the
+// deployment config, read by the helper with Flow's loader; --url and
+// --headed override it (flow-helper.md §12.2, §12.3).
+func TestStubSessionFromDeploymentConfig(t *testing.T) {
+	override := "https://override.example/login"
+	for _, tc := range []struct {
+		name    string
+		cfg     map[string]any
+		url     *string
+		headed  bool
+		backend string
+		appURL  any
+		hdd     bool
+	}{
+		{"web from the config", map[string]any{"kind": "web", "url": "https://cfg.example/app", "headed": true}, nil, false, "web", "https://cfg.example/app", true},
+		{"--url overrides the config's URL", map[string]any{"kind": "web", "url": "https://cfg.example/app", "headed": true}, &override, false, "web", override, true},
+		{"--headed turns headed on", map[string]any{"kind": "web", "url": "https://cfg.example/app"}, nil, true, "web", "https://cfg.example/app", true},
+		{"--url supplies a missing URL", map[string]any{"kind": "web", "headed": true}, &override, false, "web", override, true},
+		{"a native backend ignores browser fields", map[string]any{"kind": "linux", "url": "https://cfg.example/app"}, nil, false, "linux", nil, false},
+		{"coach-only from the config", map[string]any{"kind": "citrix"}, nil, false, "citrix", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStub(t, "full", "")
+			s.opts.DeploymentConfig = s.writeConfig(t, tc.cfg)
+			s.opts.URL, s.opts.Headed = tc.url, tc.headed
+			sess := s.open(t)
+			if sess.Info.BackendKind != tc.backend || sess.Info.Headed != tc.hdd || sess.Info.CoachOnly != (tc.backend == "citrix") {
+				t.Fatalf("info %+v", sess.Info)
+			}
+			calls := s.Calls(t)
+			if len(calls) != 1 || calls[0]["call"] != "open" || calls[0]["backend_kind"] != tc.backend ||
+				calls[0]["app_url"] != tc.appURL || calls[0]["headed"] != tc.hdd || calls[0]["out_dir"] != s.opts.OutDir {
+				t.Fatalf("session calls %v", calls)
+			}
+		})
+	}
+}
+
+func TestStubDeploymentConfigRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    map[string]any // nil: no file
+		reason string
+		msg    string
+	}{
+		{"no file", nil, "deployment_config", "the deployment config could not be read: CONFIG"},
+		{"web without a URL", map[string]any{"kind": "web", "headed": true}, "url_missing",
+			"authoring a web application needs its URL: set deployment.backend.url in --config or pass --url"},
+		{"web without headed", map[string]any{"kind": "web", "url": "https://cfg.example/app"}, "headed_missing",
+			"authoring a web application needs a visible browser, so the person can sign in there: set deployment.backend.headed: true in --config or pass --headed"},
+		{"an unknown backend kind", map[string]any{"kind": "mainframe"}, "deployment_unusable",
+			"the deployment config's backend.kind is not one authoring can use (web, macos, linux, windows, rdp or citrix): CONFIG"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStub(t, "full", "")
+			s.opts.DeploymentConfig = filepath.Join(s.Root, "deployment.json")
+			if tc.cfg != nil {
+				s.writeConfig(t, tc.cfg)
+			}
+			_, err := authoring.Open(context.Background(), s.opts)
+			var ce *authoring.ConfigError
+			if !errors.As(err, &ce) || ce.Reason != tc.reason || ce.Config != s.opts.DeploymentConfig {
+				t.Fatalf("Open = %v", err)
+			}
+			ce.Config = "CONFIG"
+			if ce.Error() != tc.msg {
+				t.Errorf("message %q\n want %q", ce.Error(), tc.msg)
+			}
+			if strings.Contains(ce.Error(), "cfg.example") || strings.Contains(err.Error(), "CANARY") {
+				t.Errorf("the message holds a config value: %v", err)
+			}
+			if calls := s.CallNames(t); calls != "" {
+				t.Errorf("the session was opened: %s", calls)
+			}
+		})
+	}
+	// Without a config, --url without --headed names --headed.
+	s := newStub(t, "full", "web")
+	s.opts.Headed = false
+	_, err := authoring.Open(context.Background(), s.opts)
+	var ce *authoring.ConfigError
+	if !errors.As(err, &ce) || ce.Error() != "--url opens a fresh browser with empty cookies; pass --headed so the person can sign in there" {
+		t.Fatalf("Open = %v", err)
+	}
+	// A Flow without the module fails closed before the config is read.
+	s = newStub(t, "", "")
+	s.opts.DeploymentConfig = filepath.Join(s.Root, "missing.json")
+	var ue *authoring.UnavailableError
+	if _, err := authoring.Open(context.Background(), s.opts); !errors.As(err, &ue) {
+		t.Fatalf("Open without the module = %v", err)
+	}
+}
+
+// get_command_result and bind_status are helper ops: the helper keeps the
+// last answer of its session (result plus echoed request fields, or the
+// refusal; never text) and reports the bind status.
+func TestStubCommandResultAndBindStatus(t *testing.T) {
+	s := newStub(t, "full", "web")
+	sess := s.open(t)
+	last := func() map[string]any { return call(t, sess, "get_command_result", map[string]any{}) }
+	if got := marshalJSON(t, last()); got != `{"command_id":null,"result":null,"retry_after_ms":0,"status":"idle"}` {
+		t.Fatalf("idle = %s", got)
+	}
+	if got := marshalJSON(t, call(t, sess, "bind_status", map[string]any{})); got != `{"bound":true,"status":"stdio","transport":"stdio"}` {
+		t.Fatalf("bind_status = %s", got)
+	}
+	call(t, sess, "observe", map[string]any{})
+	call(t, sess, "click", map[string]any{"node_id": "n_0000000c"})
+	if got := marshalJSON(t, last()); got != `{"command_id":"click","result":{"node_id":"n_0000000c","status":"ok"},"retry_after_ms":0,"status":"done"}` {
+		t.Errorf("after click = %s", got)
+	}
+	_, err := sess.Call(context.Background(), "click", map[string]any{"node_id": "n_0badbad0"})
+	refusal(t, err, authoring.CodeStaleNode)
+	if got := marshalJSON(t, last()); got != `{"command_id":"click","result":{"reason":"stale_node","status":"error"},"retry_after_ms":0,"status":"done"}` {
+		t.Errorf("after a stale click = %s", got)
+	}
+	call(t, sess, "type", map[string]any{"text": "hunter2-TYPED", "param": "username"})
+	if got := marshalJSON(t, last()); got != `{"command_id":"type","result":{"param":"username","status":"ok"},"retry_after_ms":0,"status":"done"}` {
+		t.Errorf("after type = %s", got)
+	}
+	call(t, sess, "pause_for_input", map[string]any{"node_id": "n_0000000b", "param": "password", "secret": true})
+	if got := marshalJSON(t, last()); got != `{"command_id":"pause_for_input","result":{"param":"password","secret":true,"status":"paused"},"retry_after_ms":0,"status":"done"}` {
+		t.Errorf("after pause = %s", got)
+	}
+	call(t, sess, "continue_input", map[string]any{})
+	if got := marshalJSON(t, last()); got != `{"command_id":"continue_input","result":{"param":"password","recorded":true},"retry_after_ms":0,"status":"done"}` {
+		t.Errorf("after continue = %s", got)
+	}
+	call(t, sess, "compile", map[string]any{})
+	if got := marshalJSON(t, last()); got != `{"command_id":"compile","result":{"workflow_id":"wf_stubdraft01"},"retry_after_ms":0,"status":"done"}` {
+		t.Errorf("after compile = %s", got)
+	}
+	// get_command_result and bind_status never replace the last answer.
+	call(t, sess, "bind_status", map[string]any{})
+	if r := last(); r["command_id"] != "compile" {
+		t.Errorf("after bind_status = %v", r)
+	}
+	// The projection Go applies to the helper's last answer.
+	r := last()["result"].(map[string]any)
+	if body, ok := authoring.Project("compile", r); !ok || marshalJSON(t, body) != `{"recording_retained":true,"status":"needs_human_admit","workflow_id":"wf_stubdraft01"}` {
+		t.Errorf("projected = %v %v", body, ok)
+	}
+	// The session never sees them: they are the helper's own state.
+	if got := s.CallNames(t); got != "open,observe,click,click,type_text,pause_for_input,record_observed,compile" {
+		t.Errorf("session calls %s", got)
+	}
+	// Closed requests: no field is accepted.
+	if _, err := sess.Call(context.Background(), "get_command_result", map[string]any{"command_id": "x"}); err == nil {
+		t.Error("get_command_result accepted a field")
+	}
+}
+
+func marshalJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through a map for a stable key order.
+	var m any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(m)
+	return string(b)
+}

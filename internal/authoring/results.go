@@ -1,6 +1,10 @@
 package authoring
 
-import "github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+import (
+	"regexp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+)
 
 // The closed result shapes of the authoring tools other than observe. Each is
 // built in Go from validated values only; the session's raw result supplies
@@ -120,4 +124,61 @@ func ProjectGetCoach(raw map[string]any) CoachGetResult {
 		return CoachGetResult{Hint: &h}
 	}
 	return CoachGetResult{}
+}
+
+// Project is the MCP result of tool built from a helper answer: the op's
+// result with the request fields the helper echoes (click node_id; type
+// param; pause_for_input param and secret; continue_input the pause's
+// param; set_coach hint; docs/authoring.md), or a refusal
+// {"status":"error","reason":code}. Every value is validated again; ok is
+// false when raw is not an answer of tool (a helper that misbehaved).
+func Project(tool string, raw map[string]any) (result any, ok bool) {
+	if raw["status"] == "error" {
+		code, _ := raw["reason"].(string)
+		c, known := ParseCode(code)
+		if !known {
+			return nil, false
+		}
+		return NewErrorResult(c), true
+	}
+	// id is raw[k] when it is absent (ok) or matches re (ok), else not ok.
+	id := func(k string, re *regexp.Regexp) (string, bool) {
+		v, present := raw[k]
+		if !present {
+			return "", true
+		}
+		s, isStr := v.(string)
+		return s, isStr && re.MatchString(s)
+	}
+	param, pok := id("param", ParamRE())
+	switch tool {
+	case "observe":
+		return ProjectObserve(raw), true
+	case "start_record":
+		return StatusResult{Status: "recording"}, true
+	case "click":
+		node, nok := id("node_id", NodeIDRE())
+		return ClickResult{Status: "ok", NodeID: node}, nok
+	case "halt":
+		return StopResult{Status: "halted"}, true
+	case "stop_record":
+		return StopResult{Status: "stopped"}, true
+	case "type":
+		return TypeResult{Status: "ok", Recorded: true, Param: param}, pok
+	case "pause_for_input":
+		secret, present := raw["secret"]
+		return PauseResult{Status: "paused", Param: param, Secret: secret == true}, pok && (!present || secret == true)
+	case "continue_input":
+		return RecordedResult{Recorded: true, Param: param}, pok
+	case "compile":
+		return ProjectCompile(raw), true
+	case "admit":
+		return ProjectAdmit(raw), true
+	case "set_coach":
+		h := SafeLabel(raw["hint"])
+		return CoachSetResult{Status: "ok", Hint: h}, h != ""
+	case "get_coach":
+		return ProjectGetCoach(raw), true
+	}
+	return nil, false
 }

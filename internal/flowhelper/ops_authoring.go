@@ -4,18 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
 // The helper's authoring ops (flow-helper.md §12.2; defined in
 // docs/authoring.md): authoring.open and one closed op per
-// mcp-surface.md §10.2 tool that reaches the session. get_command_result and
-// bind_status are server state and never reach the helper.
+// mcp-surface.md §10.2 tool, get_command_result and bind_status included.
 
 func init() {
-	// The refusal reasons of the authoring ops (docs/authoring.md).
+	// The refusal reasons of the authoring ops (docs/authoring.md), and
+	// authoring.open's deployment-config refusals.
 	for _, r := range []string{"stale_node", "in_flight", "coach_only", "not_recording", "not_paused",
-		"missing_secret_type", "admit_refused", "not_compiled"} {
+		"missing_secret_type", "admit_refused", "not_compiled", "url_missing", "headed_missing"} {
 		knownReasons[r] = true
 	}
 }
@@ -27,17 +28,45 @@ const (
 	authoringCompileDeadline = 600 * time.Second
 )
 
-// AuthoringOpenRequest opens the helper's one authoring session.
+// AuthoringBackends are the backend kinds of an authoring session (Flow's
+// deployment backend.kind values).
+var AuthoringBackends = []string{"web", "macos", "linux", "windows", "rdp", "citrix"}
+
+// AuthoringOpenRequest opens the helper's one authoring session
+// (flow-helper.md §12.2). With DeploymentConfig the helper reads the
+// session's backend kind, URL and headed flag from that config with Flow's
+// own loader, URL and Headed being the server's --url/--headed overrides
+// (as for service.open: neither turns a value off) and BackendKind empty;
+// without it, BackendKind, URL and Headed are the session's.
 type AuthoringOpenRequest struct {
-	BackendKind string  `json:"backend_kind"` // web, macos, linux, windows, rdp, citrix
-	URL         *string `json:"url"`
-	Headed      bool    `json:"headed"`
-	OutDir      string  `json:"out_dir"` // absolute: <state>/authoring/<instance>
+	DeploymentConfig string  // absolute, or "" for none
+	BackendKind      string  // web, macos, linux, windows, rdp, citrix; "" with DeploymentConfig
+	URL              *string // web only
+	Headed           bool
+	OutDir           string // absolute: <state>/authoring/<instance>
+}
+
+// MarshalJSON is the closed request: absent values are null.
+func (r AuthoringOpenRequest) MarshalJSON() ([]byte, error) {
+	orNull := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return json.Marshal(struct {
+		DeploymentConfig *string `json:"deployment_config"`
+		BackendKind      *string `json:"backend_kind"`
+		URL              *string `json:"url"`
+		Headed           bool    `json:"headed"`
+		OutDir           string  `json:"out_dir"`
+	}{orNull(r.DeploymentConfig), orNull(r.BackendKind), r.URL, r.Headed, r.OutDir})
 }
 
 // AuthoringInfo is authoring.open's answer.
 type AuthoringInfo struct {
 	BackendKind string
+	Headed      bool
 	CoachOnly   bool // start_record, click and type refuse with coach_only
 	Admit       bool // the session has admit
 }
@@ -45,7 +74,10 @@ type AuthoringInfo struct {
 // OpenAuthoring runs authoring.open. Errors: [*Error]
 // unavailable/authoring_unavailable (no usable openadapt_flow.authoring, or
 // the session could not be built), refused/coach_only, invalid/already_open,
-// or a [*TransportError].
+// invalid/deployment_config (the config could not be read),
+// invalid/deployment_unusable (its backend kind is not an authoring one),
+// invalid/url_missing and invalid/headed_missing (a web backend without a
+// URL or a visible browser), or a [*TransportError].
 func (h *Helper) OpenAuthoring(ctx context.Context, req AuthoringOpenRequest) (AuthoringInfo, error) {
 	raw, err := h.call(ctx, "authoring.open", req, h.to.ServiceOpen, nil)
 	if err != nil {
@@ -53,13 +85,16 @@ func (h *Helper) OpenAuthoring(ctx context.Context, req AuthoringOpenRequest) (A
 	}
 	var r struct {
 		K *string `json:"backend_kind"`
+		H *bool   `json:"headed"`
 		C *bool   `json:"coach_only"`
 		A *bool   `json:"admit"`
 	}
-	if err := decodeClosed(raw, &r, "backend_kind", "coach_only", "admit"); err != nil || r.K == nil || r.C == nil || r.A == nil || *r.K != req.BackendKind {
+	err = decodeClosed(raw, &r, "backend_kind", "headed", "coach_only", "admit")
+	if err != nil || r.K == nil || r.H == nil || r.C == nil || r.A == nil || !slices.Contains(AuthoringBackends, *r.K) ||
+		(req.BackendKind != "" && *r.K != req.BackendKind) {
 		return AuthoringInfo{}, h.badResult("authoring.open", err)
 	}
-	return AuthoringInfo{BackendKind: *r.K, CoachOnly: *r.C, Admit: *r.A}, nil
+	return AuthoringInfo{BackendKind: *r.K, Headed: *r.H, CoachOnly: *r.C, Admit: *r.A}, nil
 }
 
 // authoringResults are the closed result keys of each authoring.<tool> op,
@@ -80,6 +115,10 @@ var authoringResults = map[string]struct {
 	"admit":           {keys: []string{"workflow_id"}},
 	"set_coach":       {keys: []string{"status"}, status: "ok"},
 	"get_coach":       {keys: []string{"hint"}},
+	// The last answer the helper gave (its result plus the echoed request
+	// fields, or the refusal), and the stdio bind status.
+	"get_command_result": {keys: []string{"command_id", "status", "retry_after_ms", "result"}},
+	"bind_status":        {keys: []string{"status", "bound", "transport"}, status: "stdio"},
 }
 
 // authoringRequests are the closed request fields of each op; an absent

@@ -119,7 +119,13 @@ type client struct {
 	allowedSub string          // the one OAuth subject allowed to drive
 	seen       map[string]bool // every command id answered
 	reconcile  bool            // sticky: answer RECONCILIATION_REQUIRED until restart
+	// saidUnavailable: the person was told once that the session is gone.
+	saidUnavailable bool
 }
+
+// UnavailableNotice is printed once on stderr when the local authoring
+// session is not available and commands are answered authoring_unavailable.
+const UnavailableNotice = "the local authoring session is not available; every command is answered authoring_unavailable until you restart authoring connect"
 
 // logTool is the tool name as it may be printed: only names this client
 // knows, never a string the service chose.
@@ -313,6 +319,10 @@ func (c *client) send(ctx context.Context, action string, body map[string]any) e
 
 // answerError sends the error callback {"status":"error","result":{"error":code}}.
 func (c *client) answerError(ctx context.Context, id, tool, code string) error {
+	if code == codeUnavailable && !c.saidUnavailable {
+		c.saidUnavailable = true
+		c.logf("%s", UnavailableNotice)
+	}
 	if tool = logTool(tool); tool != "" {
 		c.logf("%s: refused (%s)", tool, code)
 	} else {

@@ -649,6 +649,7 @@ class AuthoringState:
         self.paused = None  # {"node_id", "param", "secret"} while a pause is open
         self.secret_untyped = False
         self.hint = None
+        self.last = None  # (tool, result) of the last op the session answered
 
 
 AUTHORING = AuthoringState()
@@ -750,9 +751,40 @@ def _str_or_null(pattern):
     return lambda v: v is None or (isinstance(v, str) and pattern.match(v) is not None)
 
 
+def _authoring_params(req):
+    """The session's (backend_kind, url, headed). With deployment_config
+    they come from Flow's own load_deployment of that file, with the
+    server's --url / --headed applied as service.open applies them (neither
+    ever turns a value off); without it, from the request (12.2). A web
+    backend needs a URL and a visible browser: the person signs in there."""
+    path = req["deployment_config"]
+    if path is None:
+        if req["backend_kind"] is None:
+            raise bad_request()
+        kind, url, headed = req["backend_kind"], req["url"], req["headed"]
+    else:
+        if req["backend_kind"] is not None:
+            raise bad_request()
+        d = _load_deployment({"deployment_config": path, "url": req["url"], "headed": req["headed"],
+                              "allow_model_grounding": False})
+        kind = _backend_kind(d)
+        if kind not in AUTHORING_BACKENDS:
+            raise HelperError("invalid", "deployment_unusable")
+        url = getattr(d.backend, "url", None) if kind == "web" else None
+        if url is not None and not is_url_or_null(url):
+            raise HelperError("invalid", "deployment_unusable")
+        headed = bool(getattr(d.backend, "headed", False))
+    if kind == "web" and not url:
+        raise HelperError("invalid", "url_missing")
+    if kind == "web" and not headed:
+        raise HelperError("invalid", "headed_missing")
+    return kind, url, headed
+
+
 def op_authoring_open(req):
     _check_fields(req, {
-        "backend_kind": one_of(*AUTHORING_BACKENDS),
+        "deployment_config": is_abs_path_or_null,
+        "backend_kind": lambda v: v is None or v in AUTHORING_BACKENDS,
         "url": is_url_or_null,
         "headed": is_bool,
         "out_dir": is_abs_path,
@@ -761,19 +793,19 @@ def op_authoring_open(req):
     mod = _authoring_module()
     if mod is None:
         raise HelperError("unavailable", "authoring_unavailable")
+    kind, url, headed = _authoring_params(req)
     with AUTHORING.lock:
         if AUTHORING.session is not None or AUTHORING.opening:
             raise HelperError("invalid", "already_open")
         AUTHORING.opening = True
     owner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openadapt-authoring")
     try:
-        kind = req["backend_kind"]
 
         def build():
             import pathlib
 
             out_dir = pathlib.Path(req["out_dir"])
-            opts = {"backend_kind": kind, "app_url": req["url"], "headed": req["headed"]}
+            opts = {"backend_kind": kind, "app_url": url, "headed": headed}
             opener = getattr(mod, "open_session", None)
             if callable(opener):
                 return opener(out_dir=out_dir, **opts)
@@ -793,6 +825,7 @@ def op_authoring_open(req):
         owner = None
         return {
             "backend_kind": kind,
+            "headed": headed,
             "coach_only": kind in AUTHORING_COACH_ONLY or getattr(sess, "coach_only", False) is True,
             "admit": callable(getattr(sess, "admit", None)),
         }
@@ -1044,20 +1077,77 @@ def authoring_close():
     return closed
 
 
+def _remembered(tool, fn, echo=(), before=None):
+    """fn as an op whose answer get_command_result reports: its result plus
+    the request fields named in echo (validated ids, parameter names, the
+    secret flag, the filtered hint; never text) and what before() returns
+    (read before fn runs), or the refusal {"status": "error", "reason":
+    code}. Ops that fail otherwise (no session, a dead or uncertain action)
+    leave the last answer in place."""
+
+    def op(req):
+        extra = before() if before is not None else {}
+        try:
+            result = fn(req)
+        except HelperError as err:
+            if err.kind == "refused" and err.reason in AUTHORING_CODES:
+                AUTHORING.last = (tool, {"status": "error", "reason": err.reason})
+            raise
+        stored = dict(result, **extra)
+        for k in echo:
+            if req.get(k) is not None and req.get(k) is not False:
+                stored[k] = req[k]
+        AUTHORING.last = (tool, stored)
+        return result
+
+    return op
+
+
+def op_authoring_get_command_result(req):
+    """The last command's answer (stdio runs tools synchronously and keeps
+    one result): {command_id, status, retry_after_ms, result}, command_id
+    being the tool's name; idle before any command."""
+    _check_fields(req, {})
+    if AUTHORING.session is None:
+        raise HelperError("invalid", "not_open")
+    last = AUTHORING.last
+    if last is None:
+        return {"command_id": None, "status": "idle", "retry_after_ms": 0, "result": None}
+    return {"command_id": last[0], "status": "done", "retry_after_ms": 0, "result": last[1]}
+
+
+def op_authoring_bind_status(req):
+    """Local stdio bind status: the session lives in this helper on the
+    person's computer, so it is bound without a mailbox."""
+    _check_fields(req, {})
+    if AUTHORING.session is None:
+        raise HelperError("invalid", "not_open")
+    return {"status": "stdio", "bound": True, "transport": "stdio"}
+
+
+def _pause_param():
+    target = AUTHORING.paused
+    if target is not None and target.get("param") is not None:
+        return {"param": target["param"]}
+    return {}
+
+
 AUTHORING_OPS = {
     "authoring.open": op_authoring_open,
-    "authoring.observe": op_authoring_observe,
-    "authoring.start_record": op_authoring_start_record,
-    "authoring.click": op_authoring_click,
-    "authoring.halt": op_authoring_halt,
-    "authoring.type": op_authoring_type,
-    "authoring.pause_for_input": op_authoring_pause_for_input,
-    "authoring.continue_input": op_authoring_continue_input,
-    "authoring.stop_record": op_authoring_stop_record,
-    "authoring.compile": op_authoring_compile,
-    "authoring.admit": op_authoring_admit,
-    "authoring.set_coach": op_authoring_set_coach,
-    "authoring.get_coach": op_authoring_get_coach,
+    "authoring.observe": _remembered("observe", op_authoring_observe),
+    "authoring.start_record": _remembered("start_record", op_authoring_start_record),
+    "authoring.click": _remembered("click", op_authoring_click, ("node_id",)),
+    "authoring.halt": _remembered("halt", op_authoring_halt),
+    "authoring.type": _remembered("type", op_authoring_type, ("param",)),
+    "authoring.pause_for_input": _remembered("pause_for_input", op_authoring_pause_for_input, ("param", "secret")),
+    "authoring.continue_input": _remembered("continue_input", op_authoring_continue_input, before=_pause_param),
+    "authoring.stop_record": _remembered("stop_record", op_authoring_stop_record),
+    "authoring.compile": _remembered("compile", op_authoring_compile),
+    "authoring.admit": _remembered("admit", op_authoring_admit),
+    "authoring.set_coach": _remembered("set_coach", op_authoring_set_coach, ("hint",)),
+    "authoring.get_coach": _remembered("get_coach", op_authoring_get_coach),
+    "authoring.get_command_result": op_authoring_get_command_result,
+    "authoring.bind_status": op_authoring_bind_status,
 }
 
 

@@ -10,7 +10,9 @@ to prove what reached the session, e.g. that continue_input used
 record_observed and never type_text). OPENADAPT_STUBFLOW_AUTHORING_TREE picks
 the observation: "small" (default), "hostile500" (500 nodes with planted
 PHI), "empty". OPENADAPT_STUBFLOW_AUTHORING_CLICK=crash makes click fail
-without a receipt. Never embedded in the binary."""
+without a receipt; OPENADAPT_STUBFLOW_AUTHORING_OBSERVE=exit ends the whole
+helper process inside observe (the session is gone). Never embedded in the
+binary."""
 import json
 import os
 import threading
@@ -96,6 +98,8 @@ class AuthoringSession:
 
     def observe(self):
         _record("observe")
+        if os.environ.get("OPENADAPT_STUBFLOW_AUTHORING_OBSERVE") == "exit":
+            os._exit(3)
         nodes = [] if self.coach_only else _tree(os.environ.get("OPENADAPT_STUBFLOW_AUTHORING_TREE", "small"))
         self.known = {n["node_id"] for n in nodes}
         return {
