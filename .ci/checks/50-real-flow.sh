@@ -7,7 +7,8 @@
 #   1. the real-Flow contract tests of the embedded helper (internal/flowhelper);
 #   2. the attended end-to-end checks through the real binary (serve + helper);
 #   3. [t14] the tutorial checks, sharing one tutorial preparation;
-#   4. [u15] the authoring check.
+#   4. [u15] the authoring checks (serve --authoring; authoring connect on a
+#      pseudo-terminal).
 # Skipped with a loud message only when ../shared/realflow is absent; red when
 # it exists and setup fails.
 set -euo pipefail
@@ -210,5 +211,27 @@ if [ "$code" != 2 ] || [ "$(cat "$tmp/authoring.err")" != "$want" ] || [ -s "$tm
   exit 1
 fi
 echo "50-real-flow: serve --authoring exits 2: $want"
+
+# ---------------------------------------------------------------- authoring connect (u15)
+# `authoring connect` needs a controlling terminal: the Go test gives the real
+# binary one (a pseudo-terminal) and a fake mailbox on loopback
+# (OPENADAPT_MAILBOX_ORIGIN), with real Flow's helper. It must exit 2 with
+# the dependency error once on stderr and send nothing: no claim, no
+# callback, the one-time bind token unspent (flow-helper.md §12.18).
+authoring_connect_check() {
+  echo "50-real-flow: authoring connect on a terminal fails closed against real Flow"
+  if ! timeout 300 go test -count=1 -v -run '^TestRealFlowAuthoringConnectFailsClosed$' ./cmd/ >"$tmp/connect.out" 2>&1; then
+    echo "50-real-flow: FAILED: authoring connect against real Flow" >&2
+    tail -n 40 "$tmp/connect.out" >&2
+    exit 1
+  fi
+  if ! grep -q -- '--- PASS: TestRealFlowAuthoringConnectFailsClosed' "$tmp/connect.out"; then
+    echo "50-real-flow: FAILED: the authoring connect check did not run" >&2
+    tail -n 40 "$tmp/connect.out" >&2
+    exit 1
+  fi
+  echo "50-real-flow: authoring connect exits 2 on a terminal, nothing sent"
+}
+authoring_connect_check
 
 echo "50-real-flow: passed ($(elapsed))"
