@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
@@ -62,8 +61,8 @@ func TestFolderHashSkips(t *testing.T) {
 	}
 	os.Symlink("a.md", filepath.Join(dir, "link.md"))
 	os.Symlink("/etc", filepath.Join(dir, "etc"))
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
-		t.Fatal(err)
+	if err := mkfifo(filepath.Join(dir, "fifo")); err != nil {
+		t.Logf("no FIFO in the tree: %v", err) // a platform without FIFOs
 	}
 	got, err := folderHash(t, dir)
 	if err != nil || got != want {
