@@ -1,68 +1,28 @@
 package bundle
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsoncases"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsonoracle"
 )
 
-// canonicalCases is the canonical_json_cases entry of the vectors MANIFEST.
-type canonicalCases struct {
-	Floats []struct {
-		Literal   string `json:"literal"`
-		Canonical string `json:"canonical"`
-		IsInt     bool   `json:"is_integer_literal"`
-	} `json:"floats"`
-	Strings []struct {
-		Hex       string `json:"value_utf8_hex"`
-		Canonical string `json:"canonical"`
-	} `json:"strings"`
-	KeyOrder struct {
-		Keys      []string `json:"input_keys_utf8_hex"`
-		Canonical string   `json:"canonical"`
-	} `json:"key_order"`
-}
-
-func loadCanonicalCases(t testing.TB) canonicalCases {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(vectorsDir, "MANIFEST.json"))
+// TestCanonicalJSONCases runs the vectors' canonical_json_cases (shared with
+// internal/pyjson's tests) through CanonicalJSON.
+func TestCanonicalJSONCases(t *testing.T) {
+	t.Parallel()
+	c, err := jsoncases.Load(vectorsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m struct {
-		Vectors []json.RawMessage `json:"vectors"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, raw := range m.Vectors {
-		var head struct{ Kind string }
-		json.Unmarshal(raw, &head)
-		if head.Kind == "canonical_json_cases" {
-			var c canonicalCases
-			if err := json.Unmarshal(raw, &c); err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}
-	}
-	t.Fatal("no canonical_json_cases in MANIFEST")
-	return canonicalCases{}
-}
-
-func TestCanonicalJSONCases(t *testing.T) {
-	t.Parallel()
-	c := loadCanonicalCases(t)
 	if len(c.Floats) != 27 {
 		t.Errorf("got %d float cases, want 27", len(c.Floats))
 	}
@@ -77,109 +37,45 @@ func TestCanonicalJSONCases(t *testing.T) {
 		}
 	}
 	for _, s := range c.Strings {
-		raw, _ := hex.DecodeString(s.Hex)
-		// Feed the value through the parser as a JSON string (escaping only
-		// what JSON requires), then canonicalize.
-		in := strconv.Quote(string(raw))
-		in = strings.ReplaceAll(in, `\a`, `\u0007`)
-		in = strings.ReplaceAll(in, `\v`, `\u000b`)
-		in = strings.ReplaceAll(in, `\x00`, `\u0000`)
-		in = strings.ReplaceAll(in, `\x1f`, `\u001f`)
-		in = strings.ReplaceAll(in, `\x7f`, "\x7f")
-		d, err := pyjson.Parse([]byte(in), flowJSON)
+		_, in, err := s.Value()
 		if err != nil {
-			t.Fatalf("string case %s: %v (input %s)", s.Hex, err, in)
+			t.Fatal(err)
 		}
-		if d.Str(d.Root()) != string(raw) {
-			t.Fatalf("string case %s: parsed %q", s.Hex, d.Str(d.Root()))
-		}
-		if got, _ := CanonicalJSON([]byte(in)); string(got) != s.Canonical {
-			t.Errorf("string case %s: got %q, want %q", s.Hex, got, s.Canonical)
+		if got, err := CanonicalJSON(in); err != nil || string(got) != s.Canonical {
+			t.Errorf("string case %s: got %q, %v; want %q", s.Hex, got, err, s.Canonical)
 		}
 	}
-	var obj strings.Builder
-	obj.WriteString("{")
-	for i, k := range c.KeyOrder.Keys {
-		raw, _ := hex.DecodeString(k)
-		if i > 0 {
-			obj.WriteString(",")
-		}
-		obj.Write(pyjson.AppendString(nil, raw))
-		obj.WriteString(":" + strconv.Itoa(i+1))
+	obj, err := c.KeyOrderInput()
+	if err != nil {
+		t.Fatal(err)
 	}
-	obj.WriteString("}")
-	got, err := CanonicalJSON([]byte(obj.String()))
-	if err != nil || string(got) != c.KeyOrder.Canonical {
+	if got, err := CanonicalJSON([]byte(obj)); err != nil || string(got) != c.KeyOrder.Canonical {
 		t.Errorf("key order: got %s, %v; want %s", got, err, c.KeyOrder.Canonical)
 	}
 }
 
+// TestCanonicalJSONEscapes runs the shared escape table through CanonicalJSON.
 func TestCanonicalJSONEscapes(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ in, want string }{
-		{`"\u2028\u2029<>&/\/"`, "\"\u2028\u2029<>&//\""},
-		{`"\ud83d\ude00"`, "\"\U0001F600\""},
-		{`"\u0000\u001F\u007f"`, "\"\\u0000\\u001f\x7f\""},
-		{`{"b":[1,2.0,-0,-0.0,true,false,null],"a":{}}`, `{"a":{},"b":[1,2.0,0,-0.0,true,false,null]}`},
-		{" \t\r\n[ ] ", "[]"},
-		{`123456789012345678901234567890`, `123456789012345678901234567890`},
-		{`1e-99999999999999999999`, `0.0`},
-		{`0e99999999999999999999`, `0.0`},
-		{`1e99999999999999999999`, ``},
-		{`1e-400`, `0.0`},
-		{`-1e-400`, `-0.0`},
-	}
-	for _, tt := range tests {
-		got, err := CanonicalJSON([]byte(tt.in))
-		if tt.want == "" {
+	for _, tt := range jsoncases.Escapes {
+		got, err := CanonicalJSON([]byte(tt.In))
+		if tt.Want == "" {
 			if err == nil {
-				t.Errorf("CanonicalJSON(%q) = %q, want an error", tt.in, got)
+				t.Errorf("CanonicalJSON(%q) = %q, want an error", tt.In, got)
 			}
 			continue
 		}
-		if err != nil || string(got) != tt.want {
-			t.Errorf("CanonicalJSON(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		if err != nil || string(got) != tt.Want {
+			t.Errorf("CanonicalJSON(%q) = %q, %v; want %q", tt.In, got, err, tt.Want)
 		}
 	}
 }
 
+// TestInvalidJSON: every input of the shared refusal table is ErrInvalidJSON;
+// only objects are workflow documents.
 func TestInvalidJSON(t *testing.T) {
 	t.Parallel()
-	manyKeys := `{`
-	for i := range 40 {
-		manyKeys += `"k` + strconv.Itoa(i) + `":1,`
-	}
-	manyKeys += `"k7":2}`
-	tests := map[string]string{
-		"bom":                   "\xef\xbb\xbf{}",
-		"invalid utf-8":         "{\"a\":\"\xff\"}",
-		"invalid utf-8 in key":  "{\"\xc3\":1}",
-		"utf-8 surrogate bytes": "{\"a\":\"\xed\xa0\x80\"}",
-		"overlong utf-8":        "{\"a\":\"\xc0\xaf\"}",
-		"lone high surrogate":   `{"a":"\ud83d"}`,
-		"high then non-low":     `{"a":"\ud83d\u0041"}`,
-		"lone low surrogate":    `{"a":"\ude00x"}`,
-		"duplicate key":         `{"a":1,"a":2}`,
-		"nested duplicate":      `{"a":{"b":1,"b":1}}`,
-		"duplicate in array":    `{"a":[{"x":1,"x":1}]}`,
-		"duplicate, many keys":  manyKeys,
-		"NaN":                   `{"a":NaN}`,
-		"Infinity":              `{"a":-Infinity}`,
-		"overflow":              `{"a":1e400}`,
-		"leading zero":          `{"a":01}`,
-		"bare dot":              `{"a":1.}`,
-		"plus sign":             `{"a":+1}`,
-		"trailing comma":        `{"a":1,}`,
-		"trailing data":         `{} {}`,
-		"control char":          "{\"a\":\"\x01\"}",
-		"bad escape":            `{"a":"\x"}`,
-		"single quotes":         `{'a':1}`,
-		"truncated":             `{"a":[1,2`,
-		"empty":                 ``,
-		"4301-digit integer":    `{"a":` + strings.Repeat("9", 4301) + `}`,
-		"deep":                  strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
-	}
-	for name, in := range tests {
+	for name, in := range jsoncases.Invalid(maxDepth) {
 		if _, err := CanonicalJSON([]byte(in)); !errors.Is(err, ErrInvalidJSON) {
 			t.Errorf("%s: CanonicalJSON error %v, want ErrInvalidJSON", name, err)
 		}

@@ -2,16 +2,15 @@ package pyjson
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsoncases"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsonoracle"
 )
 
@@ -56,175 +55,78 @@ func TestAppendFloat(t *testing.T) {
 const vectorsDir = "../../testdata/flow"
 
 // TestCanonicalJSONCases runs the canonical_json_cases of the vectors
-// MANIFEST (27 floats computed by Python, string escapes, key order).
+// MANIFEST (27 floats computed by Python, string escapes, key order); bundle
+// runs the same cases through its CanonicalJSON.
 func TestCanonicalJSONCases(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(filepath.Join(vectorsDir, "MANIFEST.json"))
+	c, err := jsoncases.Load(vectorsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m struct {
-		Vectors []struct {
-			Kind   string `json:"kind"`
-			Floats []struct {
-				Literal   string `json:"literal"`
-				Canonical string `json:"canonical"`
-				IsInt     bool   `json:"is_integer_literal"`
-			} `json:"floats"`
-			Strings []struct {
-				Hex       string `json:"value_utf8_hex"`
-				Canonical string `json:"canonical"`
-			} `json:"strings"`
-			KeyOrder struct {
-				Keys      []string `json:"input_keys_utf8_hex"`
-				Canonical string   `json:"canonical"`
-			} `json:"key_order"`
-		} `json:"vectors"`
+	if len(c.Floats) != 27 {
+		t.Errorf("got %d float cases, want 27", len(c.Floats))
 	}
-	if err := json.Unmarshal(data, &m); err != nil {
+	for _, f := range c.Floats {
+		got, err := canon(t, f.Literal, flowOpts)
+		if err != nil || got != f.Canonical {
+			t.Errorf("float %s: got %q, %v; want %q", f.Literal, got, err, f.Canonical)
+		}
+		d, _ := Parse([]byte(f.Literal), flowOpts)
+		if d.IsInt(d.Root()) != f.IsInt {
+			t.Errorf("float %s: IsInt = %v, want %v", f.Literal, d.IsInt(d.Root()), f.IsInt)
+		}
+	}
+	for _, s := range c.Strings {
+		raw, in, err := s.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Parse(in, flowOpts)
+		if err != nil {
+			t.Fatalf("string case %s: %v", s.Hex, err)
+		}
+		if got := d.Str(d.Root()); got != raw {
+			t.Fatalf("string case %s: parsed %q", s.Hex, got)
+		}
+		if got, _ := d.AppendCanonical(nil, d.Root()); string(got) != s.Canonical {
+			t.Errorf("string case %s: got %q, want %q", s.Hex, got, s.Canonical)
+		}
+		if got := string(AppendString(nil, []byte(raw))); got != s.Canonical {
+			t.Errorf("string case %s: AppendString %q, want %q", s.Hex, got, s.Canonical)
+		}
+	}
+	obj, err := c.KeyOrderInput()
+	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, c := range m.Vectors {
-		if c.Kind != "canonical_json_cases" {
-			continue
-		}
-		found = true
-		if len(c.Floats) != 27 {
-			t.Errorf("got %d float cases, want 27", len(c.Floats))
-		}
-		for _, f := range c.Floats {
-			got, err := canon(t, f.Literal, flowOpts)
-			if err != nil || got != f.Canonical {
-				t.Errorf("float %s: got %q, %v; want %q", f.Literal, got, err, f.Canonical)
-			}
-			d, _ := Parse([]byte(f.Literal), flowOpts)
-			if d.IsInt(d.Root()) != f.IsInt {
-				t.Errorf("float %s: IsInt = %v, want %v", f.Literal, d.IsInt(d.Root()), f.IsInt)
-			}
-		}
-		for _, s := range c.Strings {
-			raw, _ := hex.DecodeString(s.Hex)
-			// Through the parser as a JSON string (escaping only what JSON
-			// requires), then canonical.
-			in, _ := json.Marshal(string(raw))
-			d, err := Parse(in, flowOpts)
-			if err != nil {
-				t.Fatalf("string case %s: %v", s.Hex, err)
-			}
-			if got := d.Str(d.Root()); got != string(raw) {
-				t.Fatalf("string case %s: parsed %q", s.Hex, got)
-			}
-			if got, _ := d.AppendCanonical(nil, d.Root()); string(got) != s.Canonical {
-				t.Errorf("string case %s: got %q, want %q", s.Hex, got, s.Canonical)
-			}
-			if got := string(AppendString(nil, raw)); got != s.Canonical {
-				t.Errorf("string case %s: AppendString %q, want %q", s.Hex, got, s.Canonical)
-			}
-		}
-		var obj strings.Builder
-		obj.WriteString("{")
-		for i, k := range c.KeyOrder.Keys {
-			raw, _ := hex.DecodeString(k)
-			if i > 0 {
-				obj.WriteString(",")
-			}
-			obj.Write(AppendString(nil, raw))
-			obj.WriteString(":" + strconv.Itoa(i+1))
-		}
-		obj.WriteString("}")
-		if got, err := canon(t, obj.String(), flowOpts); err != nil || got != c.KeyOrder.Canonical {
-			t.Errorf("key order: got %s, %v; want %s", got, err, c.KeyOrder.Canonical)
-		}
-	}
-	if !found {
-		t.Fatal("no canonical_json_cases in MANIFEST")
+	if got, err := canon(t, obj, flowOpts); err != nil || got != c.KeyOrder.Canonical {
+		t.Errorf("key order: got %s, %v; want %s", got, err, c.KeyOrder.Canonical)
 	}
 }
 
+// TestCanonicalEscapes runs the shared escape table (bundle runs it too).
 func TestCanonicalEscapes(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ in, want string }{
-		{`"\u2028\u2029<>&/\/"`, "\"\u2028\u2029<>&//\""},
-		{`"\ud83d\ude00"`, "\"\U0001F600\""},
-		{`"\u0000\u001F\u007f"`, "\"\\u0000\\u001f\x7f\""},
-		{`"a\"b\\c\nd\re\tf\bg\fh"`, `"a\"b\\c\nd\re\tf\bg\fh"`},
-		{`{"b":[1,2.0,-0,-0.0,true,false,null],"a":{}}`, `{"a":{},"b":[1,2.0,0,-0.0,true,false,null]}`},
-		{" \t\r\n[ ] ", "[]"},
-		{`123456789012345678901234567890`, `123456789012345678901234567890`},
-		{`1e-99999999999999999999`, `0.0`},
-		{`0e99999999999999999999`, `0.0`},
-		{`1e99999999999999999999`, ``},
-		{`1e-400`, `0.0`},
-		{`-1e-400`, `-0.0`},
-		{`{"\u0062":1,"a":2,"\ud83d\ude00":3,"\uff5e":4}`, "{\"a\":2,\"b\":1,\"\uff5e\":4,\"\U0001F600\":3}"},
-		{`{"z":{"y":[{"b":1,"a":2}],"x":"é"}}`, `{"z":{"x":"é","y":[{"a":2,"b":1}]}}`},
-	}
-	for _, tt := range tests {
-		got, err := canon(t, tt.in, flowOpts)
-		if tt.want == "" {
+	for _, tt := range jsoncases.Escapes {
+		got, err := canon(t, tt.In, flowOpts)
+		if tt.Want == "" {
 			if err == nil {
-				t.Errorf("canonical(%q) = %q, want an error", tt.in, got)
+				t.Errorf("canonical(%q) = %q, want an error", tt.In, got)
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
-			t.Errorf("canonical(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		if err != nil || got != tt.Want {
+			t.Errorf("canonical(%q) = %q, %v; want %q", tt.In, got, err, tt.Want)
 		}
 	}
 }
 
+// TestInvalid runs the shared refusal table (bundle runs it too): every
+// input is a SyntaxError with an offset in range that does not carry the
+// input, and the old parser refused it as well.
 func TestInvalid(t *testing.T) {
 	t.Parallel()
-	manyKeys := `{`
-	for i := range 40 {
-		manyKeys += `"k` + strconv.Itoa(i) + `":1,`
-	}
-	manyKeys += `"k7":2}`
-	tests := map[string]string{
-		"bom":                   "\xef\xbb\xbf{}",
-		"invalid utf-8":         "{\"a\":\"\xff\"}",
-		"invalid utf-8 in key":  "{\"\xc3\":1}",
-		"utf-8 surrogate bytes": "{\"a\":\"\xed\xa0\x80\"}",
-		"overlong utf-8":        "{\"a\":\"\xc0\xaf\"}",
-		"invalid utf-8 outside": "{\"a\":1}\xff",
-		"lone high surrogate":   `{"a":"\ud83d"}`,
-		"high then non-low":     `{"a":"\ud83d\u0041"}`,
-		"high then bad escape":  `{"a":"\ud83d\u00zz"}`,
-		"lone low surrogate":    `{"a":"\ude00x"}`,
-		"duplicate key":         `{"a":1,"a":2}`,
-		"escaped duplicate":     `{"a":1,"\u0061":2}`,
-		"nested duplicate":      `{"a":{"b":1,"b":1}}`,
-		"duplicate in array":    `{"a":[{"x":1,"x":1}]}`,
-		"duplicate, many keys":  manyKeys,
-		"NaN":                   `{"a":NaN}`,
-		"Infinity":              `{"a":-Infinity}`,
-		"overflow":              `{"a":1e400}`,
-		"leading zero":          `{"a":01}`,
-		"bare dot":              `{"a":1.}`,
-		"bare exponent":         `{"a":1e}`,
-		"bare minus":            `{"a":-}`,
-		"plus sign":             `{"a":+1}`,
-		"trailing comma":        `{"a":1,}`,
-		"trailing array comma":  `[1,]`,
-		"trailing data":         `{} {}`,
-		"control char":          "{\"a\":\"\x01\"}",
-		"raw newline":           "{\"a\":\"\n\"}",
-		"bad escape":            `{"a":"\x"}`,
-		"short unicode escape":  `{"a":"\u12"}`,
-		"single quotes":         `{'a':1}`,
-		"truncated":             `{"a":[1,2`,
-		"truncated string":      `{"a":"abc`,
-		"truncated escape":      `"\`,
-		"missing colon":         `{"a" 1}`,
-		"non-string key":        `{1:1}`,
-		"bad literal":           `[tru]`,
-		"empty":                 ``,
-		"only whitespace":       " \n",
-		"4301-digit integer":    `{"a":` + strings.Repeat("9", 4301) + `}`,
-		"deep":                  strings.Repeat("[", DefaultMaxDepth+1) + strings.Repeat("]", DefaultMaxDepth+1),
-	}
-	for name, in := range tests {
+	for name, in := range jsoncases.Invalid(DefaultMaxDepth) {
 		if _, err := Parse([]byte(in), flowOpts); err == nil {
 			t.Errorf("%s: Parse accepted %q", name, in)
 		} else {
