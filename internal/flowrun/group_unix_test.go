@@ -42,27 +42,59 @@ func waitGone(t *testing.T, pid int) {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
-func readPIDs(t *testing.T, path string) (leader, grandchild int) {
+// pidKnobs are the fake's knobs for a run whose pids a test reads: the
+// fake writes "<leader> <grandchild>" to dir/pids, and a hang mode then
+// writes one byte to the FIFO dir/ready (see readPIDs).
+func pidKnobs(t *testing.T) (dir string, knobs []string) {
 	t.Helper()
-	leader, grandchild, ok := waitPIDs(path)
-	if !ok {
-		t.Fatal("the fake never wrote its pid file")
+	dir = t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "ready"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, []string{"PIDFILE=" + filepath.Join(dir, "pids"), "READY=" + filepath.Join(dir, "ready")}
+}
+
+// readPIDs returns the pids the fake wrote under dir. wait: the fake is in
+// a hang mode, so first wait (without polling) for its byte on the ready
+// FIFO, written once the grandchild exists; the bound only stops a hang.
+func readPIDs(t *testing.T, dir string, wait bool) (leader, grandchild int) {
+	t.Helper()
+	leader, grandchild, err := awaitPIDs(dir, wait)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return leader, grandchild
 }
 
-// waitPIDs polls for the fake's pid file (bounded only to stop a hang).
-func waitPIDs(path string) (leader, grandchild int, ok bool) {
-	for i := 0; i < 6000; i++ {
-		data, err := os.ReadFile(path)
-		if err == nil {
-			if _, err := fmt.Sscanf(string(data), "%d %d", &leader, &grandchild); err == nil {
-				return leader, grandchild, true
+func awaitPIDs(dir string, wait bool) (leader, grandchild int, err error) {
+	if wait {
+		ready := make(chan error, 1)
+		go func() {
+			// Opening a FIFO for reading blocks until the fake opens it.
+			f, err := os.Open(filepath.Join(dir, "ready"))
+			if err == nil {
+				_, err = f.Read(make([]byte, 1))
+				f.Close()
 			}
+			ready <- err
+		}()
+		select {
+		case err := <-ready:
+			if err != nil {
+				return 0, 0, fmt.Errorf("ready FIFO: %w", err)
+			}
+		case <-time.After(time.Minute):
+			return 0, 0, fmt.Errorf("the fake never signalled its ready FIFO")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	return 0, 0, false
+	data, err := os.ReadFile(filepath.Join(dir, "pids"))
+	if err != nil {
+		return 0, 0, fmt.Errorf("the fake wrote no pid file: %w", err)
+	}
+	if _, err := fmt.Sscanf(string(data), "%d %d", &leader, &grandchild); err != nil {
+		return 0, 0, fmt.Errorf("pid file %q: %w", data, err)
+	}
+	return leader, grandchild, nil
 }
 
 // TestTimeoutKillsWholeGroup: a Flow that ignores SIGTERM and whose
@@ -75,18 +107,18 @@ func TestTimeoutKillsWholeGroup(t *testing.T) {
 	}
 	t.Parallel()
 	h := newHarness(t)
-	pidfile := filepath.Join(t.TempDir(), "pids")
-	req := h.request(t, "MODE=hang-grandchild", "PIDFILE="+pidfile, "REPORT=legacy-success")
+	pids, knobs := pidKnobs(t)
+	req := h.request(t, append(knobs, "MODE=hang-grandchild", "REPORT=legacy-success")...)
 	req.Timeout = 300 * time.Millisecond
 	req.TimeoutGrace = 300 * time.Millisecond
 	// The timeout clock starts when Started returns: wait there until the
 	// grandchild exists, so a slow machine cannot time out the leader first.
 	var leader, grandchild int
-	var ok bool
-	req.Started = func(Process) { leader, grandchild, ok = waitPIDs(pidfile) }
+	var err error
+	req.Started = func(Process) { leader, grandchild, err = awaitPIDs(pids, true) }
 	res := CLIRunner{}.Run(context.Background(), req)
-	if !ok {
-		t.Fatal("the fake never wrote its pid file")
+	if err != nil {
+		t.Fatal(err)
 	}
 	if res.Status != StatusTimeout || res.Outcome != "" || res.ExitCode != nil || res.Summary != (Summary{}) {
 		t.Errorf("result = %+v, want bare timeout", res.Verdict)
@@ -104,13 +136,13 @@ func TestCancelIsInterrupted(t *testing.T) {
 	}
 	t.Parallel()
 	h := newHarness(t)
-	pidfile := filepath.Join(t.TempDir(), "pids")
-	req := h.request(t, "MODE=hang-grandchild", "PIDFILE="+pidfile, "REPORT=legacy-success")
+	pids, knobs := pidKnobs(t)
+	req := h.request(t, append(knobs, "MODE=hang-grandchild", "REPORT=legacy-success")...)
 	req.CancelGrace = 200 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Result, 1)
 	go func() { done <- CLIRunner{}.Run(ctx, req) }()
-	leader, grandchild := readPIDs(t, pidfile)
+	leader, grandchild := readPIDs(t, pids, true)
 	cancel()
 	res := <-done
 	if res.Status != StatusInterrupted || res.Outcome != "" {
@@ -128,17 +160,17 @@ func TestTerminateOrphan(t *testing.T) {
 		t.Skip("Linux only")
 	}
 	h := newHarness(t)
-	pidfile := filepath.Join(t.TempDir(), "pids")
+	pids, knobs := pidKnobs(t)
 	var started Process
 	got := make(chan Process, 1)
-	req := h.request(t, "MODE=hang-grandchild", "PIDFILE="+pidfile)
+	req := h.request(t, append(knobs, "MODE=hang-grandchild")...)
 	req.Started = func(p Process) { got <- p }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan Result, 1)
 	go func() { done <- CLIRunner{}.Run(ctx, req) }()
 	started = <-got
-	leader, grandchild := readPIDs(t, pidfile)
+	leader, grandchild := readPIDs(t, pids, true)
 	if TerminateOrphan(Process{PID: started.PID, PGID: started.PGID, StartTime: started.StartTime + 1}, time.Second) {
 		t.Error("terminated a group whose start time does not match")
 	}
@@ -169,14 +201,14 @@ func TestStragglerCleanup(t *testing.T) {
 	}
 	t.Parallel()
 	h := newHarness(t)
-	pidfile := filepath.Join(t.TempDir(), "pids")
-	req := h.request(t, "MODE=leave-grandchild", "PIDFILE="+pidfile, "REPORT=legacy-success")
+	pids, knobs := pidKnobs(t)
+	req := h.request(t, append(knobs, "MODE=leave-grandchild", "REPORT=legacy-success")...)
 	req.CancelGrace = 200 * time.Millisecond
 	res := CLIRunner{}.Run(context.Background(), req)
 	if res.Status != StatusSuccess {
 		t.Errorf("status %q err %v", res.Status, res.Err)
 	}
-	_, grandchild := readPIDs(t, pidfile)
+	_, grandchild := readPIDs(t, pids, false) // Run returned: the pid file is written
 	waitGone(t, grandchild)
 }
 
@@ -188,15 +220,15 @@ func TestTerminateOrphanLeaderGone(t *testing.T) {
 		t.Skip("Linux only")
 	}
 	h := newHarness(t)
-	pidfile := filepath.Join(t.TempDir(), "pids")
+	pids, knobs := pidKnobs(t)
 	cmd := exec.Command(h.flow, "run", h.bundle, "--run-dir", filepath.Join(h.runs, NewRunID()), "--params-file", "/none")
-	cmd.Env = []string{"FAKE_FLOW_MODE=hang-grandchild", "FAKE_FLOW_PIDFILE=" + pidfile}
+	cmd.Env = []string{"FAKE_FLOW_MODE=hang-grandchild", "FAKE_FLOW_" + knobs[0], "FAKE_FLOW_" + knobs[1]}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	rec := Process{PID: cmd.Process.Pid, PGID: cmd.Process.Pid, StartTime: processStartTime(cmd.Process.Pid)}
-	_, grandchild := readPIDs(t, pidfile)
+	_, grandchild := readPIDs(t, pids, true)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait() // the leader is gone; the grandchild keeps the group
 	if !alive(grandchild) {
