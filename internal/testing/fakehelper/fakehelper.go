@@ -33,10 +33,14 @@ func RunIfInvoked() {
 	}
 }
 
-// Install returns an executable named [Name] (the test binary) in a fresh
-// directory of t.TempDir().
+// Install returns an executable named [Name]: the program [BuildShared]
+// built, when the package's TestMain called it, else the test binary in a
+// fresh directory of t.TempDir().
 func Install(t testing.TB) string {
 	t.Helper()
+	if shared != "" {
+		return shared
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatalf("fakehelper: %v", err)
@@ -50,6 +54,33 @@ func Install(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// shared is the program BuildShared built ("" before, or when it failed).
+var shared string
+
+// BuildShared compiles ./internal/testing/fakehelper/cmd/fakehelper once,
+// without the race detector, into a fresh temporary directory (as [Name])
+// and returns its path, which [Install] returns from then on; call it from
+// TestMain before m.Run and the cleanup after. Every fake helper start is then a small program
+// instead of a re-executed race-instrumented test binary. When the build
+// fails, Install falls back to the test binary (keep [RunIfInvoked]).
+func BuildShared() (path string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "fakehelper-")
+	if err != nil {
+		return "", func() {}, err
+	}
+	remove := func() { os.RemoveAll(dir) }
+	dst := filepath.Join(dir, Name)
+	cmd := exec.Command("go", "build", "-o", dst, "github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper/cmd/fakehelper")
+	// The fake must not inherit the race build of the test command.
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		remove()
+		return "", func() {}, fmt.Errorf("fakehelper: go build: %w\n%s", err, out)
+	}
+	shared = dst
+	return dst, func() { shared = ""; remove() }, nil
 }
 
 // Rule is one SCRIPT line.

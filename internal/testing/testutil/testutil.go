@@ -1,5 +1,6 @@
 // Package testutil holds helpers shared by the project's tests: the -update
-// flag for golden files and a golden-file comparison.
+// flag for golden files, a golden-file comparison and the -test.parallel
+// default of packages whose tests mostly wait.
 //
 // Import it from every package that has goldens, so that
 //
@@ -13,6 +14,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,5 +44,21 @@ func Golden(t testing.TB, path string, got []byte) {
 	}
 	if !bytes.Equal(want, got) {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, cmp.Diff(string(want), string(got)))
+	}
+}
+
+// Parallel raises -test.parallel to n unless the command line set it. Call
+// it from TestMain, before m.Run, in a package whose parallel tests mostly
+// wait (on fake Flow processes, run waits and timeouts) rather than compute:
+// the default, GOMAXPROCS, would run only two of them at once on a 2-core
+// machine and leave it idle for the rest.
+func Parallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
 }
