@@ -148,6 +148,7 @@ func attToolNames(s *session) []string {
 }
 
 func TestAttendedRegistration(t *testing.T) {
+	t.Parallel()
 	a := newAttEnv(t, "")
 	s := elicitSession(t, a.opts(), "2025-11-25", accept)
 	got := attToolNames(s)
@@ -203,6 +204,9 @@ func TestAttendedRegistration(t *testing.T) {
 	}
 }
 
+// TestAttendedStartupRefusals: the "operator" and "no hello" cases set
+// package variables and stay sequential; the others run in parallel after
+// them.
 func TestAttendedStartupRefusals(t *testing.T) {
 	cfg := func(a *attEnv, body string) string {
 		p := filepath.Join(a.root, "deploy.yaml")
@@ -218,6 +222,7 @@ func TestAttendedStartupRefusals(t *testing.T) {
 		}
 	}
 	t.Run("flow-python alone", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "")
 		o := a.opts()
 		o.AllowAttendedActions = false
@@ -230,10 +235,12 @@ func TestAttendedStartupRefusals(t *testing.T) {
 		check(t, a.opts(), "attended actions require a server-derived local operator identity")
 	})
 	t.Run("operator mismatch", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "operator=someone-else")
 		check(t, a.opts(), "attended actions require a server-derived local operator identity")
 	})
 	t.Run("no interpreter", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "")
 		o := a.opts()
 		o.FlowPython = ""
@@ -243,6 +250,7 @@ func TestAttendedStartupRefusals(t *testing.T) {
 		check(t, o, "the Flow Python interpreter could not be determined from "+sh+"; pass --flow-python")
 	})
 	t.Run("version", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "hello-version=1.33.0")
 		check(t, a.opts(), "openadapt-flow 1.33.0 is not supported by this build; supported: 1.32.x")
 	})
@@ -256,6 +264,7 @@ func TestAttendedStartupRefusals(t *testing.T) {
 		}
 	})
 	t.Run("run command version", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "")
 		o := a.opts()
 		run := filepath.Join(a.root, "openadapt-flow")
@@ -264,24 +273,28 @@ func TestAttendedStartupRefusals(t *testing.T) {
 		check(t, o, "the Flow helper runs openadapt-flow 1.32.0 but the run command reports 1.32.1; they must match")
 	})
 	t.Run("config unreadable by Flow", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "", fakehelper.Rule{Op: "deployment.check", Error: fakehelper.ErrorFrame("invalid", "deployment_config", false, "")})
 		o := a.opts()
 		o.Config = cfg(a, "backend: {kind: web}\n")
 		check(t, o, "the deployment config could not be read: "+o.Config)
 	})
 	t.Run("no url", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "", fakehelper.Rule{Op: "deployment.check", Reply: json.RawMessage(`{"backend_kind":"web","headed":true,"url_present":false}`)})
 		o := a.opts()
 		o.Config = cfg(a, "backend: {kind: web}\n")
 		check(t, o, "attended Continue/Skip need the application URL: set deployment.backend.url in --config or pass --url")
 	})
 	t.Run("not headed", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "")
 		o := a.opts()
 		o.Config = cfg(a, "backend: {kind: web}\n")
 		check(t, o, "attended Continue/Skip need a visible browser: set deployment.backend.headed: true in --config or pass --headed")
 	})
 	t.Run("live session", func(t *testing.T) {
+		t.Parallel()
 		a := newAttEnv(t, "", fakehelper.Rule{Op: "service.open", Error: fakehelper.ErrorFrame("unavailable", "live_session", false, "")})
 		o := a.opts()
 		o.Config, o.Headed = cfg(a, "backend: {kind: web}\n"), true
@@ -299,8 +312,10 @@ func newWithTimeouts(o Options, to flowhelper.Timeouts) (*Server, error) {
 }
 
 func TestAttendedDecisionFlow(t *testing.T) {
+	t.Parallel()
 	for _, era := range []string{"2025-11-25", "2025-06-18", ""} {
 		t.Run("era "+era, func(t *testing.T) {
+			t.Parallel()
 			a := newAttEnv(t, "")
 			var asked []*mcp.ElicitRequest
 			s := elicitSession(t, a.opts(), era, func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -326,6 +341,7 @@ func TestAttendedDecisionFlow(t *testing.T) {
 }
 
 func TestAttendedChecksOrder(t *testing.T) {
+	t.Parallel()
 	a := newAttEnv(t, "")
 	declines := 0
 	s := elicitSession(t, a.opts(), "2025-11-25", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -362,6 +378,8 @@ func TestAttendedChecksOrder(t *testing.T) {
 	}
 }
 
+// TestAttendedElicitationAnswers: the answer cases run in parallel once the
+// sequential "timeout" case (it sets elicitTimeout) has restored the default.
 func TestAttendedElicitationAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -379,6 +397,7 @@ func TestAttendedElicitationAnswers(t *testing.T) {
 	} {
 		for _, era := range []string{"2025-11-25", ""} {
 			t.Run(tc.name+" "+era, func(t *testing.T) {
+				t.Parallel()
 				a := newAttEnv(t, "")
 				s := elicitSession(t, a.opts(), era, tc.answer)
 				res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "teach_attention", Arguments: a.args("teach-key-0000000001", "request_demonstration", true)})
@@ -429,6 +448,7 @@ func TestAttendedElicitationAnswers(t *testing.T) {
 // A legacy-era client's unasked inputResponses never count as a
 // confirmation; the server still elicits.
 func TestAttendedUnaskedInputResponses(t *testing.T) {
+	t.Parallel()
 	a := newAttEnv(t, "")
 	s := elicitSession(t, a.opts(), "2025-11-25", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "decline"}, nil })
 	p := &mcp.CallToolParams{Name: "escalate_attention", Arguments: a.args("escalate-key-00000001", "request_assistance", true),
@@ -448,6 +468,7 @@ func TestAttendedUnaskedInputResponses(t *testing.T) {
 // 2026-07-28: input-required with a signed RequestState; a replayed,
 // forged or mismatched state declines.
 func TestAttendedRequestState(t *testing.T) {
+	t.Parallel()
 	a := newAttEnv(t, "")
 	// Without the client's multi-round-trip middleware, which would fulfil
 	// the input request by itself.
@@ -504,6 +525,7 @@ func resultCode(r *mcp.CallToolResult) string {
 
 // §4.3, table-driven through the fake helper's error frames.
 func TestAttendedResultMapping(t *testing.T) {
+	t.Parallel()
 	dec := func(status string) json.RawMessage {
 		return json.RawMessage(`{"decision":{"decision_id":"` + strings.Repeat("e", 32) + `","action":"escalate","status":"` + status + `","message":"Flow says ` + attCanary + `","report_success":null,"next_transition":null,"transition_receipt_digest":null}}`)
 	}
@@ -530,6 +552,7 @@ func TestAttendedResultMapping(t *testing.T) {
 		{"garbage", fakehelper.Rule{Then: "garbage"}, "", "delivery_uncertain", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			tc.rule.Op = "attended.act"
 			a := newAttEnv(t, "", tc.rule)
 			s := elicitSession(t, a.opts(), "2025-11-25", accept)
@@ -578,6 +601,7 @@ func TestAttendedResultMapping(t *testing.T) {
 // A byte-identical retry of a journaled decision answers without an
 // elicitation when the digest is no longer current (§6, §12.8).
 func TestAttendedReplayAfterClose(t *testing.T) {
+	t.Parallel()
 	oldDigest := "sha256:" + strings.Repeat("1", 64)
 	key := "escalate-key-00000001"
 	a := newAttEnv(t, "", fakehelper.Rule{Op: "attended.replay", Reply: json.RawMessage(`{"decision":{"decision_id":"` + strings.Repeat("f", 32) + `","action":"escalate","status":"escalated","message":"m","report_success":null,"next_transition":null,"transition_receipt_digest":null}}`)})
@@ -616,6 +640,7 @@ func (srv *Server) testCall(s *session, name string, args map[string]any, respon
 
 // Startup sweeps a dead owner's private helper directory.
 func TestAttendedStartupSweep(t *testing.T) {
+	t.Parallel()
 	a := newAttEnv(t, "")
 	stale := filepath.Join(a.runsDir, ".openadapt-agent", "tmp", "helper-deadbeefdeadbeef")
 	if err := os.MkdirAll(stale, 0o700); err != nil {

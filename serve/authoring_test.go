@@ -28,6 +28,7 @@ func authoringEnv(t *testing.T, mode string, vars ...string) (Options, *authorin
 }
 
 func TestAuthoringFailsClosedWithoutTheModule(t *testing.T) {
+	t.Parallel()
 	o, _ := authoringEnv(t, "")
 	_, err := New(o, &syncBuffer{})
 	if err == nil || err.Error() != "openadapt_flow.authoring is not available with openadapt-flow 1.32.0; --authoring fails closed" {
@@ -36,6 +37,7 @@ func TestAuthoringFailsClosedWithoutTheModule(t *testing.T) {
 }
 
 func TestAuthoringToolsEndToEnd(t *testing.T) {
+	t.Parallel()
 	o, log := authoringEnv(t, "full", "OPENADAPT_STUBFLOW_AUTHORING_TREE=hostile500")
 	var asked []*mcp.ElicitRequest
 	s := elicitSession(t, o, "2025-11-25", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -135,6 +137,7 @@ func TestAuthoringToolsEndToEnd(t *testing.T) {
 }
 
 func TestAuthoringAdmitWithoutElicitationOrSessionAdmit(t *testing.T) {
+	t.Parallel()
 	o, log := authoringEnv(t, "full")
 	s := elicitSession(t, o, "2025-11-25", nil) // no elicitation capability
 	if f := s.call("admit", map[string]any{}); errorCode(f) != "elicitation_unsupported" {
@@ -161,6 +164,7 @@ func TestAuthoringAdmitWithoutElicitationOrSessionAdmit(t *testing.T) {
 func o2(t *testing.T, mode string) Options { o, _ := authoringEnv(t, mode); return o }
 
 func TestAuthoringCoachOnlyWindows(t *testing.T) {
+	t.Parallel()
 	// Coach-only backends refuse drive tools before the session is asked.
 	o, _ := authoringEnv(t, "full")
 	s := start(t, o)

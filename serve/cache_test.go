@@ -9,6 +9,7 @@ import (
 )
 
 func TestDigestCache(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := e.demo("demo", testBundle{salt: "c1"})
 	e.demo("other", testBundle{salt: "c2"})

@@ -2,12 +2,12 @@ package serve
 
 import "testing"
 
-// TestProtocolEra2025 reruns the run, progress, idempotency and sweep tests
-// in a 2025-11-25 session (the era production clients negotiate); the other
-// tests run in the SDK's latest, 2026-07-28.
+// TestProtocolEra2025 reruns the run, progress, idempotency, sweep and audit
+// tests in a 2025-11-25 session (the era production clients negotiate; see
+// harnessEra), all in parallel; the other tests run in the SDK's latest,
+// 2026-07-28. The outcomes rerun takes one case per status (TestRunOutcomes).
 func TestProtocolEra2025(t *testing.T) {
-	harnessEra = "2025-11-25"
-	defer func() { harnessEra = "" }()
+	t.Parallel()
 	t.Run("outcomes", TestRunOutcomes)
 	t.Run("progress", TestLongRunProgressAndWait)
 	t.Run("idempotency", TestIdempotency)

@@ -67,6 +67,7 @@ func writeBundle(t testing.TB, dir string, tb testBundle) {
 }
 
 func TestGenBundleVerifies(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeBundle(t, filepath.Join(dir, "a"), testBundle{name: canary, params: map[string]string{"note": canary}, intents: []string{"Open the patient chart", "type " + canary}, salt: "1"})
 	b, err := bundle.Load(filepath.Join(dir, "a"))

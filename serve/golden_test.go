@@ -14,8 +14,7 @@ import (
 // the default and catalog modes with run tools, and for protected export.
 // Regenerate with `go test ./serve -run TestToolListGolden -update`.
 func TestToolListGolden(t *testing.T) {
-	harnessEra = "2025-11-25"
-	defer func() { harnessEra = "" }()
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		mutate func(*Options)

@@ -18,19 +18,30 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakeflow"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 func TestMain(m *testing.M) {
 	fakeflow.RunIfInvoked()
 	fakehelper.RunIfInvoked()
 	progressEvery = 100 * time.Millisecond
+	// Most tests wait on fake Flow runs, run waits and timeouts: run eight
+	// at once. Tests that set a package variable (testOnly…, operatorFn,
+	// elicitTimeout) or the environment stay sequential, and Go runs every
+	// sequential test before any parallel one resumes.
+	testutil.Parallel(8)
 	flow, cleanup, err := fakeflow.BuildShared()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "serve tests: the shared fake Flow did not build; each test installs its own:", err)
 	}
 	sharedFlow = flow
+	_, helperCleanup, err := fakehelper.BuildShared()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve tests: the shared fake helper did not build; each test installs its own:", err)
+	}
 	code := m.Run()
 	cleanup()
+	helperCleanup()
 	os.Exit(code)
 }
 
@@ -157,9 +168,17 @@ func (p *progressLog) all() []*mcp.ProgressNotificationParams {
 	return append([]*mcp.ProgressNotificationParams(nil), p.items...)
 }
 
-// harnessEra is the protocol version in-process clients ask for; "" is the
-// SDK's latest (2026-07-28). TestProtocolEra2025 reruns tests in 2025-11-25.
-var harnessEra string
+// harnessEra is the protocol version t's in-process clients ask for: the
+// 2025-11-25 era (the one production clients negotiate) under
+// TestProtocolEra2025 and TestToolListGolden, else "", the SDK's latest
+// (2026-07-28). Keyed by the test's name, so era tests run in parallel.
+func harnessEra(t *testing.T) string {
+	switch top, _, _ := strings.Cut(t.Name(), "/"); top {
+	case "TestProtocolEra2025", "TestToolListGolden":
+		return "2025-11-25"
+	}
+	return ""
+}
 
 func start(t *testing.T, o Options) *session {
 	t.Helper()
@@ -186,7 +205,7 @@ func connect(t *testing.T, srv *Server, stderr *syncBuffer) *session {
 			prog.add(r.Params)
 		},
 	})
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: harnessEra})
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: harnessEra(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestEffectiveProfile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "deploy.yaml")
 	os.WriteFile(cfg, []byte("runtime:\n  profile: standard\n"), 0o600)
@@ -43,6 +44,7 @@ func TestEffectiveProfile(t *testing.T) {
 }
 
 func TestRunsDirRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.Symlink(dir, filepath.Join(dir, "link"))
 	os.WriteFile(filepath.Join(dir, "file"), nil, 0o600)

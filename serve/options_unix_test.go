@@ -15,6 +15,7 @@ import (
 // block start-up forever), /dev/zero (which grew without bound) and a file
 // above 1 MiB, before reading.
 func TestConfigSpecialFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "deploy.yaml")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -41,6 +42,7 @@ func TestConfigSpecialFiles(t *testing.T) {
 // group-readable subfolders) are tightened to 0700; before, they stayed
 // world-writable.
 func TestRunsDirMadePrivate(t *testing.T) {
+	t.Parallel()
 	runs := filepath.Join(t.TempDir(), "runs")
 	state := filepath.Join(runs, stateDirName)
 	os.MkdirAll(filepath.Join(state, "runs"), 0o755)
@@ -62,6 +64,7 @@ func TestRunsDirMadePrivate(t *testing.T) {
 // TestRunsDirForeignOwnerRefused: a group/world-accessible runs dir owned
 // by another user is refused (exit 2 via ConfigError), not changed.
 func TestRunsDirForeignOwnerRefused(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give a folder to another user")
 	}

@@ -26,6 +26,7 @@ func runEnv(t *testing.T) (*env, Options) {
 }
 
 func TestArgumentRefusalsStartNothing(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	tool := s.runTool()
@@ -55,6 +56,7 @@ func TestArgumentRefusalsStartNothing(t *testing.T) {
 }
 
 func TestURLOverride(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	o.AllowURLOverride = true
 	o.URL = "http://server.example"
@@ -85,6 +87,7 @@ func TestURLOverride(t *testing.T) {
 }
 
 func TestEnvironmentAllowlist(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	o.Environ = append(o.Environ, "LC_ALL=C", "XDG_RUNTIME_DIR=/x", "OPENADAPT_BUNDLE_KEY=k", "AWS_SECRET_ACCESS_KEY=s",
 		"PYTHONPATH=/p", "HTTPS_PROXY=http://proxy", "LD_PRELOAD=/l", "NO_PROXY=x")
@@ -106,6 +109,7 @@ func TestEnvironmentAllowlist(t *testing.T) {
 }
 
 func TestFlowNotFound(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	o.FlowCLI = filepath.Join(e.root, "no-such-flow")
 	s := start(t, o)
@@ -122,6 +126,7 @@ func TestFlowNotFound(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	tool := s.runTool()
@@ -172,6 +177,7 @@ func TestIdempotency(t *testing.T) {
 }
 
 func TestIdempotencyConcurrent(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	tool := s.runTool()
@@ -197,6 +203,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 }
 
 func TestLongRunProgressAndWait(t *testing.T) {
+	t.Parallel()
 	_, o := runEnv(t)
 	o.RunWait = 1
 	s := start(t, o)
@@ -240,6 +247,7 @@ func TestLongRunProgressAndWait(t *testing.T) {
 }
 
 func TestClientCancelLeavesRunAlive(t *testing.T) {
+	t.Parallel()
 	_, o := runEnv(t)
 	s := start(t, o)
 	tool := s.runTool()
@@ -256,6 +264,7 @@ func TestClientCancelLeavesRunAlive(t *testing.T) {
 }
 
 func TestRestartReconcilesDeadOwner(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	// A record owned by an instance whose lock nobody holds.
@@ -275,6 +284,7 @@ func TestRestartReconcilesDeadOwner(t *testing.T) {
 }
 
 func TestSecondServerWaitsForFirst(t *testing.T) {
+	t.Parallel()
 	_, o := runEnv(t)
 	o.RunWait = 1
 	s1 := start(t, o)
@@ -290,6 +300,7 @@ func TestSecondServerWaitsForFirst(t *testing.T) {
 }
 
 func TestConcurrentRunsUnmixed(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	o.RunWait = 120 // 32 processes on a loaded 2-core machine
 	s := start(t, o)
@@ -350,6 +361,7 @@ func TestConcurrentRunsUnmixed(t *testing.T) {
 }
 
 func TestGetRunReportIDs(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	for _, bad := range []string{"../secrets", "a/b", "..", "", canary} {
@@ -382,6 +394,7 @@ func TestGetRunReportIDs(t *testing.T) {
 }
 
 func TestUnknownToolsAndPanics(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	_, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: canary})
@@ -412,6 +425,7 @@ func TestUnknownToolsAndPanics(t *testing.T) {
 }
 
 func TestCatalogMode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 45 {
 		e.demo(fmt.Sprintf("b%02d", i), testBundle{params: map[string]string{"note": "x", fmt.Sprintf("field_%02d", i): "y"}, salt: fmt.Sprint(i)})
@@ -482,6 +496,7 @@ func TestCatalogMode(t *testing.T) {
 }
 
 func TestAdmissionGate(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	o.ExtraRunArgs = []string{"--profile", "standard"}
 	s := start(t, o)
@@ -511,6 +526,7 @@ func TestAdmissionGate(t *testing.T) {
 }
 
 func TestAttentionTools(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	q := s.call("list_needs_attention", nil)
@@ -545,6 +561,7 @@ func TestAttentionTools(t *testing.T) {
 }
 
 func TestCertification(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	o.Environ = append(o.Environ, "AWS_SECRET_ACCESS_KEY=s")
 	s := start(t, o)
@@ -584,6 +601,7 @@ func TestCertification(t *testing.T) {
 }
 
 func TestResultTooLarge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Protected export of a workflow with huge recorded values makes the
 	// listing exceed one frame.
@@ -608,6 +626,7 @@ func TestResultTooLarge(t *testing.T) {
 // required arguments (schema names) in its message and counts undeclared
 // keys without echoing them (round2-decisions.md 23).
 func TestInvalidArgumentsNamesMissing(t *testing.T) {
+	t.Parallel()
 	_, o := runEnv(t)
 	s := start(t, o)
 	tool := s.runTool()

@@ -17,6 +17,7 @@ import (
 )
 
 func TestShutdownInterruptsAndCleansUp(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	o.RunWait = 1
 	s := start(t, o)
@@ -62,6 +63,7 @@ func TestShutdownInterruptsAndCleansUp(t *testing.T) {
 }
 
 func TestTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
 	// The fake writes its pid file only once its grandchild runs. On a
 	// loaded machine that can take longer than a short --timeout, which
 	// would leave nothing to check, so the timeout grows until the premise

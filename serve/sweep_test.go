@@ -42,6 +42,7 @@ func canaryReport(outcome string, success bool) string {
 // TestCanarySweep is §13.10: the canary planted everywhere never reaches the
 // wire, the audit log or stderr in default mode.
 func TestCanarySweep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.runsDir = filepath.Join(e.root, canary)
 	reports := filepath.Join(e.root, "reports")
@@ -142,6 +143,7 @@ func TestCanarySweep(t *testing.T) {
 }
 
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	e, o := runEnv(t)
 	s := start(t, o)
 	s.call("list_workflows", nil)
@@ -208,6 +210,7 @@ func toolOf(l map[string]any) string {
 }
 
 func TestProtectedExport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.demo("demo", testBundle{name: canary, params: map[string]string{"note": canary, "scenario": "x"}, intents: []string{canary}, salt: "p"})
 	e.environ = append(e.environ, "OPENADAPT_FAKE_FLOW_STDOUT="+canary)

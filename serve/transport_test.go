@@ -116,6 +116,7 @@ func errCode(m map[string]any) float64 {
 }
 
 func TestTransportOversizeIDFirst(t *testing.T) {
+	t.Parallel()
 	big := `{"jsonrpc":"2.0","id":"big-7","method":"tools/call","params":{"name":"slow","arguments":{"x":"` + strings.Repeat("a", 5<<20) + `"}}}`
 	in := strings.NewReader(initReq + "\n" + initializedNote + "\n" + big + "\n" + `{"jsonrpc":"2.0","id":9,"method":"ping"}` + "\n")
 	lines, oversized := runTransport(t, in)
@@ -135,6 +136,7 @@ func TestTransportOversizeIDFirst(t *testing.T) {
 }
 
 func TestTransportOversizeIDAfter(t *testing.T) {
+	t.Parallel()
 	big := `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"slow","arguments":{"x":"` + strings.Repeat("a", 5<<20) + `"}},"id":3}`
 	lines, _ := runTransport(t, strings.NewReader(initReq+"\n"+big+"\n"))
 	findReply(t, lines, "1")
@@ -145,6 +147,7 @@ func TestTransportOversizeIDAfter(t *testing.T) {
 }
 
 func TestTransportMalformedAndInvalid(t *testing.T) {
+	t.Parallel()
 	in := strings.Join([]string{
 		initReq,
 		initializedNote,
@@ -193,6 +196,7 @@ func TestTransportMalformedAndInvalid(t *testing.T) {
 // TestTransportWithholdsEOF is go-sdk#1061: a client that writes requests,
 // including a slow call, then closes stdin receives every reply.
 func TestTransportWithholdsEOF(t *testing.T) {
+	t.Parallel()
 	in := strings.Join([]string{
 		initReq,
 		initializedNote,
@@ -209,6 +213,7 @@ func TestTransportWithholdsEOF(t *testing.T) {
 }
 
 func TestTransportUnknownMethodNotEchoed(t *testing.T) {
+	t.Parallel()
 	in := initReq + "\n" + initializedNote + "\n" + `{"jsonrpc":"2.0","id":2,"method":"` + canary + `"}` + "\n"
 	lines, _ := runTransport(t, strings.NewReader(in))
 	r := findReply(t, lines, "2")
@@ -235,6 +240,8 @@ func (r *endlessReader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// TestFrameReaderBoundedMemory stays sequential: TotalAlloc counts every
+// goroutine's allocations, so a parallel test would inflate it.
 func TestFrameReaderBoundedMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -254,6 +261,7 @@ func TestFrameReaderBoundedMemory(t *testing.T) {
 }
 
 func TestFrameReaderCRLFAndExactBound(t *testing.T) {
+	t.Parallel()
 	exact := strings.Repeat("b", MaxFrameBytes)
 	fr := newFrameReader(bufio.NewReader(strings.NewReader("x\r\n" + exact + "\r\n" + exact + "b\n")))
 	l, over, _ := fr.next()
@@ -271,6 +279,7 @@ func TestFrameReaderCRLFAndExactBound(t *testing.T) {
 }
 
 func TestRecoverID(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{"id":7,"x":1}`:                                     `7`,
 		`{"params":{"id":1},"id":"a"}`:                       `"a"`,

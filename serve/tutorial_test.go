@@ -58,6 +58,7 @@ func (te *tutEnv) work() string { return filepath.Join(te.runsDir, tutorial.DirN
 // message; the second start reuses; shutdown stops MockMed and leaves no
 // helper process.
 func TestTutorialQuickstart(t *testing.T) {
+	t.Parallel()
 	te := newTutEnv(t)
 	s := start(t, te.opts())
 	errOut := s.stderr.String()
@@ -192,6 +193,7 @@ func helperPID(t *testing.T, dir string) int {
 // TestTutorialReadOnly: --tutorial without --allow-run serves the read
 // tools over the prepared bundle and no run tool.
 func TestTutorialReadOnly(t *testing.T) {
+	t.Parallel()
 	te := newTutEnv(t)
 	o := te.opts()
 	o.AllowRun, o.Tutorial = false, true
@@ -212,6 +214,7 @@ func TestTutorialReadOnly(t *testing.T) {
 // TestTutorialPrepareFails: a failed preparation is the exit-2 message with
 // the phase, and nothing of the helper's detail.
 func TestTutorialPrepareFails(t *testing.T) {
+	t.Parallel()
 	te := newTutEnv(t, fakehelper.Rule{Op: "tutorial.prepare", Progress: []string{"lock", "mockmed", "compile"},
 		Error: fakehelper.ErrorFrame("internal", "tutorial_failed", false, "openadapt_flow.tutorial.TutorialError"), Then: "stderr:Jane Roe MRN-9911"})
 	var stderr syncBuffer
@@ -232,6 +235,7 @@ func TestTutorialPrepareFails(t *testing.T) {
 // TestTutorialHelperDies: MockMed lives in the helper; once it dies,
 // run_local_quickstart is internal_error before any spawn.
 func TestTutorialHelperDies(t *testing.T) {
+	t.Parallel()
 	te := newTutEnv(t)
 	s := start(t, te.opts())
 	pid := helperPID(t, te.hrec)
@@ -251,6 +255,7 @@ func TestTutorialHelperDies(t *testing.T) {
 // digest and re-verified at every call; a changed bundle or record is
 // admission_required with nothing started.
 func TestTutorialExemptionBound(t *testing.T) {
+	t.Parallel()
 	te := newTutEnv(t)
 	s := start(t, te.opts())
 	rec := tutorial.StatePath(s.srv.state.dir, s.srv.instance)
@@ -297,6 +302,7 @@ func TestTutorialExemptionBound(t *testing.T) {
 // TestTutorialFlagRefusals: tutorial mode refuses the flags that would add
 // to its fixed argv or arguments (§12.11), exit 2, before any helper.
 func TestTutorialFlagRefusals(t *testing.T) {
+	t.Parallel()
 	te := newTutEnv(t)
 	for name, edit := range map[string]func(*Options){
 		"extra-run-arg":      func(o *Options) { o.ExtraRunArgs = []string{"--approve-unverified-writes"} },
@@ -321,6 +327,7 @@ func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 // TestTutorialCatalog: catalog mode registers run_local_quickstart too, and
 // run_workflow accepts local_quickstart with no parameters (§12.10).
 func TestTutorialCatalog(t *testing.T) {
+	t.Parallel()
 	te := newTutEnv(t)
 	o := te.opts()
 	o.ToolMode = "catalog"
