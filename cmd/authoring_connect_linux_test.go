@@ -17,6 +17,7 @@ import (
 // A real process in a new session has no controlling terminal: connect must
 // refuse (exit 2) before any request, never assume yes.
 func TestAuthoringConnectWithoutControllingTerminal(t *testing.T) {
+	t.Parallel()
 	srv := fm.New(t)
 	cmd := exec.Command("openadapt-agent", "authoring", "connect", srv.Link())
 	cmd.Env = append(os.Environ(), mailbox.OriginEnv+"="+srv.Origin())

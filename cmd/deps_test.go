@@ -10,6 +10,7 @@ import (
 // shipped binary: nothing under internal/testing/ may be a dependency of
 // ./cmd/openadapt-agent (sigstore-go keeps its fakes in pkg/testing the same way).
 func TestBinaryHasNoTestingPackages(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "./openadapt-agent").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

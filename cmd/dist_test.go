@@ -48,6 +48,7 @@ func readJSONFile(t *testing.T, path string) (raw []byte, doc map[string]any) {
 // schema uses (and fails on any keyword it does not know, so a schema update
 // cannot silently weaken the check).
 func TestDistServerJSONSchema(t *testing.T) {
+	t.Parallel()
 	schemaRaw, schema := readJSONFile(t, registrySchema)
 	if sum := sha256.Sum256(schemaRaw); hex.EncodeToString(sum[:]) != registrySchemaSHA256 {
 		t.Fatalf("vendored schema digest changed; update testdata/registry/SOURCE.md and registrySchemaSHA256 together")
@@ -68,6 +69,7 @@ func TestDistServerJSONSchema(t *testing.T) {
 // TestDistSchemaValidatorRejects proves the validator used above fails on
 // documents that break the schema's required fields and limits.
 func TestDistSchemaValidatorRejects(t *testing.T) {
+	t.Parallel()
 	_, schema := readJSONFile(t, registrySchema)
 	_, good := readJSONFile(t, serverJSONPath)
 	mutations := map[string]func(d map[string]any){
@@ -121,6 +123,7 @@ func deepCopyJSON(t *testing.T, v map[string]any) map[string]any {
 // (internal/buildinfo) equals server.json's version, every package version
 // and download URL, and manifest.json's version.
 func TestDistVersionsAgree(t *testing.T) {
+	t.Parallel()
 	want := buildinfo.File()
 	_, server := readJSONFile(t, serverJSONPath)
 	_, manifest := readJSONFile(t, manifestJSONPath)
@@ -150,6 +153,7 @@ func TestDistVersionsAgree(t *testing.T) {
 // environment variable, one mcpb package per release target, and no flag that
 // widens access (read-only by default).
 func TestDistServerJSONReadOnly(t *testing.T) {
+	t.Parallel()
 	raw, server := readJSONFile(t, serverJSONPath)
 	if strings.Contains(string(raw), "--allow") || strings.Contains(string(raw), "--authoring") || strings.Contains(string(raw), "--tutorial") {
 		t.Fatal("server.json must not mention --allow-*, --authoring or --tutorial: registry installs start read-only")
@@ -212,6 +216,7 @@ func TestDistServerJSONReadOnly(t *testing.T) {
 // `mcpb validate` checks: a binary server, every opt-in defaulting to off, the
 // bundle key only in the environment, and the five read tools listed.
 func TestDistManifestReadOnly(t *testing.T) {
+	t.Parallel()
 	_, m := readJSONFile(t, manifestJSONPath)
 	if m["manifest_version"] != "0.3" {
 		t.Errorf("manifest_version = %v, want 0.3", m["manifest_version"])
@@ -522,6 +527,7 @@ func TestDistManifestArgsStartServe(t *testing.T) {
 // builds from server.json's packageArguments (the positional value, then each
 // named argument with a value) and checks that serve starts read-only.
 func TestDistServerJSONArgsStartServe(t *testing.T) {
+	t.Parallel()
 	_, server := readJSONFile(t, serverJSONPath)
 	pkg := server["packages"].([]any)[0].(map[string]any)
 	values := map[string]string{"--bundles": t.TempDir(), "--runs-dir": filepath.Join(t.TempDir(), "runs")}

@@ -92,6 +92,7 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 // TestCLIDocs fails when docs/cli is stale: regenerate it with -update after
 // changing any command, flag or help text.
 func TestCLIDocs(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	generateCLIDocs(t, tmp)
 	got := readTree(t, tmp)
@@ -133,6 +134,7 @@ func TestCLIDocs(t *testing.T) {
 // TestCLIDocsStable generates the docs twice and requires identical bytes, and
 // no date stamp from cobra.
 func TestCLIDocsStable(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	generateCLIDocs(t, a)
 	generateCLIDocs(t, b)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -30,6 +31,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestPrintError(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	printError(&b, withHint(errors.New("first\nsecond"), "do this"))
 	want := "openadapt-agent: error: first second\nopenadapt-agent: hint: do this\n"
@@ -44,6 +46,7 @@ func TestPrintError(t *testing.T) {
 }
 
 func TestRunUsageExit(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := Run(context.Background(), []string{"version", "--bogus"}, nil, &out, &errb); code != 2 {
 		t.Fatalf("exit = %d, want 2", code)

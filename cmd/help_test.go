@@ -18,6 +18,7 @@ func runForTest(t *testing.T, args ...string) (code int, stdout, stderr string) 
 }
 
 func TestDidYouMean(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		hint string
@@ -39,6 +40,7 @@ func TestDidYouMean(t *testing.T) {
 }
 
 func TestFlagValueCompletion(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -88,6 +90,7 @@ func TestFlagValueCompletion(t *testing.T) {
 // TestHelpExamples: every command a user can run shows examples in its help,
 // and every command that reads sealed bundles documents OPENADAPT_BUNDLE_KEY.
 func TestHelpExamples(t *testing.T) {
+	t.Parallel()
 	root := newRootCmd(&IO{In: eofReader{}, Out: io.Discard, Err: io.Discard})
 	readsSealed := map[string]bool{
 		"bundle verify": true, "bundle inspect": true, "ledger admission": true,
@@ -112,6 +115,7 @@ func TestHelpExamples(t *testing.T) {
 }
 
 func TestAtAcceptsDate(t *testing.T) {
+	t.Parallel()
 	got, err := parseAt("2026-11-30")
 	if err != nil || got.Format("2006-01-02T15:04:05Z07:00") != "2026-11-30T00:00:00Z" {
 		t.Fatalf("parseAt(date) = %v, %v", got, err)

@@ -134,6 +134,7 @@ func decodeOne(t *testing.T, b []byte) map[string]any {
 }
 
 func TestFailureCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -167,6 +168,7 @@ func TestFailureCode(t *testing.T) {
 
 // TestOperandError covers the operand classification on its own.
 func TestOperandError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f")
 	if err := writeFileForTest(file); err != nil {

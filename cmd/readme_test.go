@@ -242,6 +242,7 @@ func positionalShape(w string) string {
 // line in testdata/script, or be listed in readmeCoveredElsewhere with the
 // name of an existing Go test that runs it.
 func TestREADMECommandsAreTested(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -314,6 +315,7 @@ func goTestNames(t *testing.T) map[string]bool {
 
 // TestREADMEExtraction pins the extraction rules on a small document.
 func TestREADMEExtraction(t *testing.T) {
+	t.Parallel()
 	doc := "x `openadapt-agent serve` in prose is not a command\n" +
 		"```sh\n" +
 		"go run ./cmd/openadapt-agent ledger verify # a comment\n" +

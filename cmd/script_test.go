@@ -3,8 +3,10 @@ package cmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -17,8 +19,10 @@ import (
 
 // TestMain lets the test binary double as the programs that scripts exec:
 // testscript copies it into a bin/ folder on PATH under each name below.
+// The fake Flow and fake helper are then shadowed on PATH by non-race
+// builds (see sharedFakes).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(sharedFakes{m}, map[string]func(){
 		"openadapt-agent": func() { os.Exit(Main()) },
 		// The fake Flow (internal/testing/fakeflow): FAKE_FLOW_* picks its behaviour.
 		"openadapt-flow": func() { os.Exit(fakeflow.Main()) },
@@ -28,8 +32,38 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// sharedFakes runs the tests (testscript.Main calls Run only in the test
+// process, after it has put its bin/ folder on PATH) with eight parallel
+// tests (most wait on child processes) and with the fake Flow and fake
+// helper built once without the race detector, ahead of bin/ on PATH: each
+// fake start is then a small program instead of the race-instrumented test
+// binary. A failed build leaves the test-binary copies in place.
+type sharedFakes struct{ m *testing.M }
+
+func (s sharedFakes) Run() int {
+	testutil.Parallel(8)
+	path := os.Getenv("PATH")
+	flow, flowCleanup, err := fakeflow.BuildShared()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmd tests: the shared fake Flow did not build; scripts use the test binary:", err)
+	} else {
+		path = filepath.Dir(flow) + string(filepath.ListSeparator) + path
+	}
+	defer flowCleanup()
+	helper, helperCleanup, err := fakehelper.BuildShared()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmd tests: the shared fake helper did not build; scripts use the test binary:", err)
+	} else {
+		path = filepath.Dir(helper) + string(filepath.ListSeparator) + path
+	}
+	defer helperCleanup()
+	os.Setenv("PATH", path)
+	return s.m.Run()
+}
+
 // TestScript runs the CLI contract in testdata/script/*.txtar.
 func TestScript(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../testdata/script",
 		RequireExplicitExec: true,

@@ -26,6 +26,7 @@ import (
 // interrupted and terminates the orphaned Flow group (the fake ignores
 // SIGTERM, so only the group SIGKILL ends it).
 func TestServeKill9Reconciles(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	runs := filepath.Join(root, "runs")
 	bundles := "../testdata/flow/plain"
@@ -120,6 +121,7 @@ func pidRunning(pid int) bool {
 // TestServeSIGTERM is §1.7: SIGTERM with a run in progress records it
 // interrupted, terminates Flow, and exits 0 within the hosts' 5 s window.
 func TestServeSIGTERM(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	runs := filepath.Join(root, "runs")
 	cmd := exec.Command("openadapt-agent", "serve", "--bundles", "../testdata/flow/plain", "--allow-run", "--runs-dir", runs, "--run-wait", "1")

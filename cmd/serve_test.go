@@ -18,6 +18,7 @@ import (
 // line is one JSON-RPC message and that stdin EOF exits 0 (mcp-surface.md
 // §1.2, §13.1). It talks to the server one request at a time.
 func TestServeStdoutPurity(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	bundles := filepath.Join(root, "bundles")
 	if err := os.CopyFS(filepath.Join(bundles, "good"), os.DirFS("../testdata/flow/plain/mockmed-triage-v3")); err != nil {
@@ -131,6 +132,7 @@ func toJSON(v any) string {
 // its id first gets a -32600 reply with that id, the preceding initialize
 // reply is not lost, and the process exits 1 with the documented stderr line.
 func TestServeOversizeFrame(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "bundles"), 0o755)
 	cmd := exec.Command("openadapt-agent", "serve", "--bundles", filepath.Join(root, "bundles"), "--runs-dir", filepath.Join(root, "runs"))

@@ -23,6 +23,7 @@ import (
 // The signal is sent once the child is observed past start-up (its data
 // boundary warning is printed just before the lock is taken).
 func TestSkillInstallSIGTERMWhileWaitingForLock(t *testing.T) {
+	t.Parallel()
 	proj := t.TempDir()
 	os.WriteFile(filepath.Join(proj, ".git"), []byte("gitdir: x\n"), 0o644)
 	src := filepath.Join(t.TempDir(), "demo")

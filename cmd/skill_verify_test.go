@@ -68,6 +68,7 @@ func packDemo(t *testing.T, dir, name string) string {
 }
 
 func TestSkillVerifySignature(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	archive := packDemo(t, dir, "demo.skill")
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -162,6 +163,7 @@ func TestSkillInstallSignature(t *testing.T) {
 // Progress appears on stderr only when it is a terminal and the tree is
 // large (more than 1000 files here).
 func TestSkillPackProgress(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(t.TempDir(), "demo")
 	os.MkdirAll(filepath.Join(src, "many"), 0o755)
 	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: demo\ndescription: d\n---\n"), 0o644)
