@@ -84,6 +84,7 @@ func (f *fakeEnv) act(action, key string) flowhelper.ActRequest {
 }
 
 func TestLaunchContract(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, "")
 	cfg := f.config(t)
 	cwd := t.TempDir()
@@ -157,6 +158,7 @@ func TestOperatorIgnoresUSER(t *testing.T) {
 }
 
 func TestStartRefusals(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, mode, want string }{
 		{"no hello", "no-hello", "the Flow helper could not be started with "},
 		{"digest", "hello-sha=" + strings.Repeat("0", 64), "the Flow helper could not be started with "},
@@ -213,6 +215,7 @@ func TestStartRefusals(t *testing.T) {
 }
 
 func TestOps(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, "")
 	h := f.start(t)
 	ctx := context.Background()
@@ -290,6 +293,7 @@ func isKind(err error, kind, reason string) bool {
 
 // Every error kind and reason decodes exactly (the §4.3 table's inputs).
 func TestErrorFrames(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		kind, reason string
 		dispatched   bool
@@ -321,6 +325,7 @@ func keyN(i int) string { return "key-for-row-000000" + string(rune('a'+i)) }
 
 // Replies may come out of order: a slow continue answered after a teach.
 func TestOutOfOrder(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, "", fakehelper.Rule{Op: "attended.act", Match: map[string]any{"action": "escalate"}, WaitForKey: "teach-key-0000000001",
 		Reply: json.RawMessage(`{"decision":{"decision_id":"` + strings.Repeat("e", 32) + `","action":"escalate","status":"escalated","message":"m","report_success":null,"next_transition":null,"transition_receipt_digest":null}}`)})
 	h := f.start(t)
@@ -346,6 +351,7 @@ func TestOutOfOrder(t *testing.T) {
 }
 
 func TestFailures(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, then string
 	}{
@@ -398,6 +404,7 @@ func TestFailures(t *testing.T) {
 }
 
 func TestHangPastDeadline(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, "", fakehelper.Rule{Op: "attended.act", Then: "hang"})
 	cfg := f.config(t)
 	cfg.Timeouts.ActAudit = 300 * time.Millisecond
@@ -423,6 +430,7 @@ func TestHangPastDeadline(t *testing.T) {
 
 // Noise on stdout goes to the protected log, never into the protocol.
 func TestStdoutNoiseAndLog(t *testing.T) {
+	t.Parallel()
 	const canary = "CANARY-7f3c-PHI"
 	f := newFake(t, "print-stdout", fakehelper.Rule{Op: "attended.act", Then: "stdout:" + canary,
 		Reply: json.RawMessage(`{"decision":{"decision_id":"` + strings.Repeat("e", 32) + `","action":"escalate","status":"escalated","message":"Flow says ` + canary + `","report_success":null,"next_transition":null,"transition_receipt_digest":null}}`)})
@@ -472,6 +480,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 // A helper ignoring SIGTERM is SIGKILLed; Close returns within 4 s + slack.
 func TestCloseIgnoreTerm(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, "ignore-term", fakehelper.Rule{Op: "close", Then: "hang"})
 	h := f.start(t)
 	begin := time.Now()
@@ -486,6 +495,7 @@ func TestCloseIgnoreTerm(t *testing.T) {
 
 // A grandchild holding fd 5 does not hide the helper's exit (cmd.Wait).
 func TestLeakPipe(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, "leak-pipe", fakehelper.Rule{Op: "attended.act", Then: "crash"})
 	h := f.start(t)
 	_, err := h.Act(context.Background(), f.act("escalate", "escalate-key-0000001"))
@@ -496,6 +506,7 @@ func TestLeakPipe(t *testing.T) {
 }
 
 func TestSweep(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	for _, d := range []string{"tmp/helper-dead", "tmp/helper-live", "logs"} {
 		if err := os.MkdirAll(filepath.Join(state, d), 0o700); err != nil {

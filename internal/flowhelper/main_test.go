@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -18,7 +21,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, realFlowSkip)
 	}
 	theRealFlow = rf
-	os.Exit(m.Run())
+	// Most tests wait on helper processes: run eight at once, each fake
+	// helper a non-race build (fakehelper.Install falls back to the test
+	// binary when it did not build).
+	testutil.Parallel(8)
+	_, cleanup, err := fakehelper.BuildShared()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "flowhelper tests: the shared fake helper did not build; each test installs its own:", err)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // attentionID is Flow's opaque id of a run dir relative to the runs root.

@@ -33,6 +33,7 @@ func tutorialFake(t *testing.T, rules ...fakehelper.Rule) (*fakeEnv, string) {
 }
 
 func TestPrepareTutorialFake(t *testing.T) {
+	t.Parallel()
 	f, work := tutorialFake(t)
 	h := f.start(t)
 	var phases []string
@@ -69,6 +70,7 @@ func TestPrepareTutorialFake(t *testing.T) {
 }
 
 func TestPrepareTutorialErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("tutorial_failed", func(t *testing.T) {
 		f, work := tutorialFake(t, fakehelper.Rule{Op: "tutorial.prepare", Progress: []string{"lock", "record"},
 			Error: fakehelper.ErrorFrame("internal", "tutorial_failed", false, "openadapt_flow.tutorial.TutorialError")})

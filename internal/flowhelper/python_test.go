@@ -12,6 +12,7 @@ import (
 
 // §2.2 shebang fixtures.
 func TestFindPython(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("POSIX shebangs")
 	}
@@ -83,6 +84,7 @@ func TestFindPython(t *testing.T) {
 }
 
 func TestCleanVersion(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"1.32.0": "1.32.0", "1.32.0+local": "1.32.0+local", "": "unknown", "1.32 0": "unknown", "\x1b[31m": "unknown",
 		"123456789012345678901234567890123": "unknown"} {
 		if got := flowhelper.CleanVersion(in); got != want {

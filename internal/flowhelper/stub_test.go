@@ -111,6 +111,7 @@ func (s *stubEnv) act(action, key string) flowhelper.ActRequest {
 }
 
 func TestStubHelloAndVersionPin(t *testing.T) {
+	t.Parallel()
 	h := newStub(t).start(t)
 	if hl := h.Hello(); hl.FlowVersion != "1.32.0" || !hl.Capabilities.AttendedService || !hl.Capabilities.Tutorial || hl.Capabilities.Authoring {
 		t.Errorf("hello %+v", hl)
@@ -132,6 +133,7 @@ func TestStubHelloAndVersionPin(t *testing.T) {
 
 // An import-time print goes to fd 1 (the stderr pipe), never fd 5.
 func TestStubImportPrint(t *testing.T) {
+	t.Parallel()
 	s := newStub(t, "OPENADAPT_STUBFLOW_IMPORT_PRINT=1")
 	h := s.start(t)
 	if _, err := h.Act(context.Background(), s.act("escalate", "escalate-key-0000001")); err != nil {
@@ -146,6 +148,7 @@ func TestStubImportPrint(t *testing.T) {
 
 // §4.2, every branch, through the real program.
 func TestStubClassification(t *testing.T) {
+	t.Parallel()
 	const refusedType = "openadapt_flow.runtime.durable.attended.AttendedActionRefused"
 	for _, tc := range []struct {
 		mode, action, kind, reason string
@@ -194,6 +197,7 @@ func TestStubClassification(t *testing.T) {
 }
 
 func TestStubServiceOpen(t *testing.T) {
+	t.Parallel()
 	write := func(s *stubEnv, body string) string {
 		p := filepath.Join(s.runs, "deploy.json")
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
@@ -256,6 +260,7 @@ func TestStubServiceOpen(t *testing.T) {
 // Requests with the same (run dir, key) are serialized: the second becomes
 // Flow's replay, never a concurrent execution.
 func TestStubSameKeySerialized(t *testing.T) {
+	t.Parallel()
 	s := newStub(t, "OPENADAPT_STUBFLOW_ACT=slow")
 	h := s.start(t)
 	var wg sync.WaitGroup
@@ -282,6 +287,7 @@ func TestStubSameKeySerialized(t *testing.T) {
 // fds 4/5 are not inherited by Flow's children; "" and the CWD are off
 // sys.path; operator and decided_by reach Flow.
 func TestStubProcessHygiene(t *testing.T) {
+	t.Parallel()
 	s := newStub(t, "OPENADAPT_STUBFLOW_ACT=probe", "PYTHONPATH=:STUB")
 	cfg := s.config(t)
 	cfg.Dir = s.runs
@@ -383,6 +389,7 @@ func (r *rawHelper) exitCode(t *testing.T) int {
 }
 
 func TestStubRawFrames(t *testing.T) {
+	t.Parallel()
 	s := newStub(t)
 	r := startRaw(t, s)
 	r.send(t, `{"v":1,"id":1,"op":"attended.act"}`)
@@ -456,6 +463,7 @@ func TestStubRawFrames(t *testing.T) {
 
 // SIGTERM and EOF run the close sequence despite a hung worker (os._exit).
 func TestStubSignalAndEOFWithHungWorker(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"sigterm", "eof"} {
 		t.Run(how, func(t *testing.T) {
 			s := newStub(t, "OPENADAPT_STUBFLOW_ACT=hang")
