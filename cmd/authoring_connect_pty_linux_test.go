@@ -19,6 +19,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/authoringstub"
 	fm "github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakemailbox"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/ptytest"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/realflow"
 )
 
 // ttyConnect is `openadapt-agent authoring connect` run as a real child
@@ -154,22 +155,7 @@ const realFlowConnectSkip = "cmd: real-Flow authoring connect check SKIPPED: run
 // over issue 15's "each command gets the fail-closed error"; that case, the
 // session lost mid-job, is TestAuthoringConnectStubSessionGone).
 func TestRealFlowAuthoringConnectFailsClosed(t *testing.T) {
-	dir := os.Getenv("OPENADAPT_REALFLOW_DIR")
-	if dir == "" {
-		fmt.Fprintln(os.Stderr, realFlowConnectSkip)
-		t.Skip(realFlowConnectSkip)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "realflow.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rf struct {
-		FlowVersion string `json:"flow_version"`
-		FlowPython  string `json:"flow_python"`
-	}
-	if err := json.Unmarshal(data, &rf); err != nil || rf.FlowPython == "" {
-		t.Fatalf("realflow.json: %v", err)
-	}
+	rf := realflow.Load(t, realFlowConnectSkip)
 	T, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package authoring_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/realflow"
 )
 
 const realFlowSkip = "authoring: real-Flow contract test SKIPPED: run ../shared/realflow/setup DIR and set OPENADAPT_REALFLOW_DIR=DIR"
@@ -18,21 +18,7 @@ const realFlowSkip = "authoring: real-Flow contract test SKIPPED: run ../shared/
 // Against real Flow 1.32.0 the session fails closed with the dependency
 // error (flow-helper.md §12.1): 1.32 has no openadapt_flow.authoring.
 func TestRealFlowAuthoringFailsClosed(t *testing.T) {
-	dir := os.Getenv("OPENADAPT_REALFLOW_DIR")
-	if dir == "" {
-		t.Skip(realFlowSkip)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "realflow.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rf struct {
-		FlowVersion string `json:"flow_version"`
-		FlowPython  string `json:"flow_python"`
-	}
-	if err := json.Unmarshal(data, &rf); err != nil {
-		t.Fatal(err)
-	}
+	rf := realflow.Load(t, realFlowSkip)
 	T, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
