@@ -584,6 +584,41 @@ func TestSessionRefusalCodes(t *testing.T) {
 	if d := cmp.Diff(want, h.callbacks(t)); d != "" {
 		t.Errorf("callbacks (-want +got):\n%s", d)
 	}
+	if n := strings.Count(h.log.String(), UnavailableNotice); n != 1 {
+		t.Errorf("the unavailable notice was printed %d times:\n%s", n, h.log)
+	}
+}
+
+// With no session, every command is answered authoring_unavailable (only
+// that code in the callback) and the person is told once.
+func TestNoSessionToldOnce(t *testing.T) {
+	h := allowed(t)
+	for _, tool := range []string{"observe", "start_record", "get_coach", "stop_record"} {
+		h.sess.errs[tool] = fmt.Errorf("the Flow helper stopped: %w", authoring.ErrUnavailable)
+	}
+	h.srv.Poll(
+		fm.Command(fm.Envelope("c1", "observe", nil, fm.SubA, nil)),
+		fm.Command(fm.Envelope("c2", "start_record", nil, fm.SubA, nil)),
+		fm.Command(fm.Envelope("c3", "get_coach", nil, fm.SubA, nil)),
+		fm.Command(fm.Envelope("c4", "stop_record", nil, fm.SubA, nil)),
+	)
+	if err := h.run(t); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		done("c_allow", map[string]any{"allowed": true, "client_display": "ChatGPT"}),
+		refused("c1", "authoring_unavailable"), refused("c2", "authoring_unavailable"),
+		refused("c3", "authoring_unavailable"), refused("c4", "authoring_unavailable"), halted,
+	}
+	if d := cmp.Diff(want, h.callbacks(t)); d != "" {
+		t.Errorf("callbacks (-want +got):\n%s", d)
+	}
+	if n := strings.Count(h.log.String(), UnavailableNotice); n != 1 {
+		t.Errorf("the unavailable notice was printed %d times:\n%s", n, h.log)
+	}
+	if strings.Contains(h.log.String(), "helper stopped") {
+		t.Errorf("the log holds the session error's text:\n%s", h.log)
+	}
 }
 
 func TestHaltedForms(t *testing.T) {
