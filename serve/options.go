@@ -183,8 +183,13 @@ func validate(o Options) (*prepared, error) {
 			return nil, err
 		}
 		runsDir = d
-	} else if d, err := filepath.Abs(runsDir); err == nil {
-		runsDir = d
+	} else {
+		if d, err := filepath.Abs(runsDir); err == nil {
+			runsDir = d
+		}
+		if err := checkReadOnlyRunsDir(runsDir); err != nil {
+			return nil, err
+		}
 	}
 	p.runsDir = runsDir
 	p.stateDir = filepath.Join(runsDir, stateDirName)

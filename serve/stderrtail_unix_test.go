@@ -3,6 +3,7 @@
 package serve
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,5 +49,50 @@ func TestRecordReadHostile(t *testing.T) {
 	}
 	if rep := s.call("get_run_report", map[string]any{"run_id": id}); rep["status"] != "halt" {
 		t.Fatalf("the real run: %v", rep)
+	}
+}
+
+// TestReadOnlyServeRefusesUnsafeRunsDir: a read-only server reads the runs
+// folder but changes nothing, so an existing one others can write (or a
+// symlinked state folder) is refused at startup, exit 2, and left as it is;
+// a missing one is fine and stays missing.
+func TestReadOnlyServeRefusesUnsafeRunsDir(t *testing.T) {
+	e := newEnv(t)
+	e.demo("demo", testBundle{salt: "ro"})
+	o := e.opts()
+	if srv, err := New(o, &syncBuffer{}); err != nil {
+		t.Fatalf("missing runs dir: %v", err)
+	} else {
+		srv.Close()
+	}
+	if _, err := os.Lstat(e.runsDir); !os.IsNotExist(err) {
+		t.Fatalf("a read-only server created %s", e.runsDir)
+	}
+	state := filepath.Join(e.runsDir, stateDirName)
+	os.MkdirAll(filepath.Join(state, "runs"), 0o700)
+	os.Chmod(e.runsDir, 0o700)
+	if srv, err := New(o, &syncBuffer{}); err != nil {
+		t.Fatalf("private runs dir: %v", err)
+	} else {
+		srv.Close()
+	}
+	os.Chmod(state, 0o777)
+	_, err := New(o, &syncBuffer{})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Msg != "refusing to read the runs or state directory "+state+": it is writable by other users (mode 0777); a read-only server does not change it: make it private (chmod 700) or pass another --runs-dir" {
+		t.Fatalf("err = %v", err)
+	}
+	if fi, _ := os.Stat(state); fi.Mode().Perm() != 0o777 {
+		t.Errorf("a read-only server changed %s to %v", state, fi.Mode().Perm())
+	}
+	// The same folder with --allow-run is tightened, as before.
+	o.AllowRun = true
+	srv, err := New(o, &syncBuffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if fi, _ := os.Stat(state); fi.Mode().Perm() != 0o700 {
+		t.Errorf("a stateful server left %s at %v", state, fi.Mode().Perm())
 	}
 }
