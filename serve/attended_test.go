@@ -121,13 +121,7 @@ func elicitSessionMRTR(t *testing.T, o Options, era string, answer func(*mcp.Eli
 	}
 	s := &session{t: t, srv: srv, cs: cs, wire: wire, stderr: stderr, tools: map[string]*mcp.Tool{}, prog: &progressLog{mu: make(chan struct{}, 1)}}
 	t.Cleanup(func() { cs.Close(); ss.Wait(); srv.Close() })
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range res.Tools {
-		s.tools[tool.Name] = tool
-	}
+	s.loadTools()
 	return s
 }
 
@@ -135,23 +129,11 @@ func accept(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
 }
 
-func attToolNames(s *session) []string {
-	res, err := s.cs.ListTools(context.Background(), nil)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	var n []string
-	for _, t := range res.Tools {
-		n = append(n, t.Name)
-	}
-	return n
-}
-
 func TestAttendedRegistration(t *testing.T) {
 	t.Parallel()
 	a := newAttEnv(t, "")
 	s := elicitSession(t, a.opts(), "2025-11-25", accept)
-	got := attToolNames(s)
+	got := toolNames(s)
 	want := []string{"list_workflows", "get_workflow", "get_run_report", "list_needs_attention", "get_attention_item", "reject_attention", "teach_attention", "escalate_attention"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("tools %v", got)
@@ -182,7 +164,7 @@ func TestAttendedRegistration(t *testing.T) {
 	o := a.opts()
 	o.Config, o.Headed = cfg, true
 	s2 := elicitSession(t, o, "2025-11-25", accept)
-	got = attToolNames(s2)
+	got = toolNames(s2)
 	want = []string{"list_workflows", "get_workflow", "get_run_report", "list_needs_attention", "get_attention_item", "continue_attention", "skip_attention", "reject_attention", "teach_attention", "escalate_attention"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("tools with --config %v", got)

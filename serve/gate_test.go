@@ -19,13 +19,8 @@ import (
 // starts for it.
 func TestAdmissionGateAdmits(t *testing.T) {
 	e := newEnv(t)
-	admittedDir := e.demo("admitted", testBundle{params: map[string]string{"note": "x", "scenario": "y"}, salt: "g1"})
+	b, now := e.admittedBundle("g1")
 	e.demo("other", testBundle{params: map[string]string{"note": "x", "scenario": "y"}, salt: "g2"})
-	b, err := bundle.Load(admittedDir)
-	if err != nil || !b.Verified() {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
 	r := ledgergen.Generate(ledgergen.Options{
 		Now:       now,
 		Workflows: []ledgergen.WorkflowSpec{{BundleSHA256: b.BundleSHA256(), BundleVersion: "1.0.0", Issued: now.Add(-time.Hour)}},
@@ -60,9 +55,7 @@ func TestAdmissionGateAdmits(t *testing.T) {
 			}
 		}
 	}
-	if n := len(e.invocations()); n != 1 {
-		t.Fatalf("%d invocations", n)
-	}
+	e.wantRuns(1)
 	// A ledger whose signature no longer verifies refuses every run.
 	r.FlipByte(r.SignerPath)
 	os.RemoveAll(ledgerDir)
@@ -87,12 +80,7 @@ func TestAdmissionGateAdmits(t *testing.T) {
 // and showed it active.
 func TestAdmissionListingGlobalChecks(t *testing.T) {
 	e := newEnv(t)
-	admittedDir := e.demo("admitted", testBundle{params: map[string]string{"note": "x", "scenario": "y"}, salt: "u1"})
-	b, err := bundle.Load(admittedDir)
-	if err != nil || !b.Verified() {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
+	b, now := e.admittedBundle("u1")
 	r := ledgergen.Generate(ledgergen.Options{
 		Now: now,
 		Workflows: []ledgergen.WorkflowSpec{
@@ -111,9 +99,19 @@ func TestAdmissionListingGlobalChecks(t *testing.T) {
 	if errorCode(f) != "admission_required" || !strings.Contains(f["error"].(map[string]any)["message"].(string), "(ledger reason: unverifiable)") {
 		t.Fatalf("run: %v", f)
 	}
-	if n := len(e.invocations()); n != 0 {
-		t.Fatalf("%d invocations", n)
+	e.wantRuns(0)
+}
+
+// admittedBundle writes the bundle "admitted" (params note and scenario,
+// salt salt) and returns it loaded and verified, with the time the
+// generated ledger is issued against.
+func (e *env) admittedBundle(salt string) (*bundle.Bundle, time.Time) {
+	e.t.Helper()
+	b, err := bundle.Load(e.demo("admitted", testBundle{params: map[string]string{"note": "x", "scenario": "y"}, salt: salt}))
+	if err != nil || !b.Verified() {
+		e.t.Fatal(err)
 	}
+	return b, time.Now().UTC()
 }
 
 // standardWithLedger writes r as the evidence root, pins its signer through

@@ -140,6 +140,14 @@ func (e *env) invocations() []fakeflow.Invocation {
 	return out
 }
 
+// wantRuns fails the test unless the fake Flow was run n times.
+func (e *env) wantRuns(n int) {
+	e.t.Helper()
+	if got := len(e.invocations()); got != n {
+		e.t.Fatalf("%d Flow runs, want %d", got, n)
+	}
+}
+
 // session is a connected in-process client.
 type session struct {
 	t      *testing.T
@@ -215,14 +223,20 @@ func connect(t *testing.T, srv *Server, stderr *syncBuffer) *session {
 		ss.Wait()
 		srv.Close()
 	})
-	res, err := cs.ListTools(ctx, nil)
+	s.loadTools()
+	return s
+}
+
+// loadTools fills s.tools from a tools/list call.
+func (s *session) loadTools() {
+	s.t.Helper()
+	res, err := s.cs.ListTools(context.Background(), nil)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	for _, tool := range res.Tools {
 		s.tools[tool.Name] = tool
 	}
-	return s
 }
 
 // call calls a tool and checks the result contract of §3.1 and §13.3.

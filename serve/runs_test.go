@@ -25,11 +25,21 @@ func runEnv(t *testing.T) (*env, Options) {
 	return e, o
 }
 
+// runSession starts a server on runEnv's fixture with the run wait set to
+// runWait seconds (0: the fixture's) and returns its run tool.
+func runSession(t *testing.T, runWait int) (*env, Options, *session, string) {
+	t.Helper()
+	e, o := runEnv(t)
+	if runWait != 0 {
+		o.RunWait = runWait
+	}
+	s := start(t, o)
+	return e, o, s, s.runTool()
+}
+
 func TestArgumentRefusalsStartNothing(t *testing.T) {
 	t.Parallel()
-	e, o := runEnv(t)
-	s := start(t, o)
-	tool := s.runTool()
+	e, _, s, tool := runSession(t, 0)
 	for name, c := range map[string]struct {
 		args map[string]any
 		code string
@@ -49,9 +59,7 @@ func TestArgumentRefusalsStartNothing(t *testing.T) {
 			t.Fatalf("%s: %v", name, r)
 		}
 	}
-	if n := len(e.invocations()); n != 0 {
-		t.Fatalf("%d Flow invocations", n)
-	}
+	e.wantRuns(0)
 	assertNoCanary(t, "wire", s.out())
 }
 
@@ -127,9 +135,7 @@ func TestFlowNotFound(t *testing.T) {
 
 func TestIdempotency(t *testing.T) {
 	t.Parallel()
-	e, o := runEnv(t)
-	s := start(t, o)
-	tool := s.runTool()
+	e, o, s, tool := runSession(t, 0)
 	key := "retry-key-0001-abcdef"
 	args := map[string]any{"note": "a", "scenario": "report=standard-halted;exit=1", "idempotency_key": key}
 	first := s.call(tool, args)
@@ -141,9 +147,7 @@ func TestIdempotency(t *testing.T) {
 	if r := s.call(tool, other); errorCode(r) != "idempotency_conflict" {
 		t.Fatalf("conflict: %v", r)
 	}
-	if n := len(e.invocations()); n != 1 {
-		t.Fatalf("%d invocations", n)
-	}
+	e.wantRuns(1)
 	// The raw key is stored nowhere; binding files are 0600.
 	filepath.WalkDir(e.runsDir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -171,16 +175,12 @@ func TestIdempotency(t *testing.T) {
 	if third["run_id"] != first["run_id"] || third["replayed"] != true || third["status"] != "halt" {
 		t.Fatalf("after restart: %v", third)
 	}
-	if n := len(e.invocations()); n != 1 {
-		t.Fatalf("%d invocations after restart", n)
-	}
+	e.wantRuns(1) // after the restart
 }
 
 func TestIdempotencyConcurrent(t *testing.T) {
 	t.Parallel()
-	e, o := runEnv(t)
-	s := start(t, o)
-	tool := s.runTool()
+	e, _, s, tool := runSession(t, 0)
 	args := map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=300ms", "idempotency_key": "concurrent-key-000001"}
 	var wg sync.WaitGroup
 	ids := make([]any, 4)
@@ -197,17 +197,12 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			t.Fatalf("run ids differ: %v", ids)
 		}
 	}
-	if n := len(e.invocations()); n != 1 {
-		t.Fatalf("%d invocations", n)
-	}
+	e.wantRuns(1)
 }
 
 func TestLongRunProgressAndWait(t *testing.T) {
 	t.Parallel()
-	_, o := runEnv(t)
-	o.RunWait = 1
-	s := start(t, o)
-	tool := s.runTool()
+	_, o, s, tool := runSession(t, 1)
 	r := s.callCtx(context.Background(), tool, map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=2500ms"}, "tok-1")
 	if r["status"] != "running" || r["success"] != false || !strings.Contains(r["message"].(string), "do not start it again") {
 		t.Fatalf("%v", r)
@@ -248,9 +243,7 @@ func TestLongRunProgressAndWait(t *testing.T) {
 
 func TestClientCancelLeavesRunAlive(t *testing.T) {
 	t.Parallel()
-	_, o := runEnv(t)
-	s := start(t, o)
-	tool := s.runTool()
+	_, _, s, tool := runSession(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1s", "idempotency_key": "cancel-key-000000001"}})
@@ -301,10 +294,7 @@ func TestSecondServerWaitsForFirst(t *testing.T) {
 
 func TestConcurrentRunsUnmixed(t *testing.T) {
 	t.Parallel()
-	e, o := runEnv(t)
-	o.RunWait = 120 // 32 processes on a loaded 2-core machine
-	s := start(t, o)
-	tool := s.runTool()
+	e, _, s, tool := runSession(t, 120) // 32 processes on a loaded 2-core machine
 	scen := []struct{ scenario, status string }{
 		{"report=legacy-success", "success"},
 		{"report=standard-halted;exit=1", "halt"},
@@ -511,9 +501,7 @@ func TestAdmissionGate(t *testing.T) {
 	if errorCode(r) != "admission_required" || !strings.Contains(r["error"].(map[string]any)["message"].(string), "(ledger reason: ") {
 		t.Fatalf("%v", r)
 	}
-	if n := len(e.invocations()); n != 0 {
-		t.Fatalf("%d invocations", n)
-	}
+	e.wantRuns(0)
 	// Demo is ungated.
 	o.ExtraRunArgs = []string{"--profile=demo"}
 	s2 := start(t, o)

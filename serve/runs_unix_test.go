@@ -18,13 +18,8 @@ import (
 
 func TestShutdownInterruptsAndCleansUp(t *testing.T) {
 	t.Parallel()
-	e, o := runEnv(t)
-	o.RunWait = 1
-	s := start(t, o)
-	tool := s.runTool()
+	e, o, s, tool := runSession(t, 1)
 	pidfile := filepath.Join(e.root, "pids")
-	o2 := o
-	_ = o2
 	r := s.call(tool, map[string]any{"note": "a", "scenario": "mode=hang-grandchild;report=legacy-success", "idempotency_key": "shutdown-key-0000001"})
 	if r["status"] != "running" {
 		t.Fatalf("%v", r)
