@@ -13,6 +13,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
@@ -102,15 +103,11 @@ func (d stateDir) idemKey() ([]byte, error) {
 	return nil, errors.New("idempotency key unavailable")
 }
 
+// readRegular reads a state file: a regular file of at most max bytes,
+// never through a final symlink, without blocking on a FIFO
+// (internal/fsutil's bounded read).
 func readRegular(p string, max int64) ([]byte, error) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, errors.New("not a regular file")
-	}
-	return os.ReadFile(p)
+	return fsutil.ReadFile(context.Background(), p, fsutil.Limit{Kind: "state file", Max: max}, fsutil.NoFollow)
 }
 
 // createOnce publishes data at p only if p does not exist: the data is
@@ -149,7 +146,7 @@ func createOnce(p string, data []byte) error {
 }
 
 func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
+	if d, err := fsutil.OpenDir(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}

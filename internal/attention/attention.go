@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
@@ -208,7 +209,7 @@ func (s *scanner) runDirs() []string {
 		var next [][]string
 		for _, parent := range level {
 			dir := filepath.Join(append([]string{s.root}, parent...)...)
-			f, err := os.Open(dir)
+			f, err := fsutil.OpenDir(dir)
 			if err != nil {
 				continue
 			}

@@ -1,15 +1,15 @@
 package attention
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // Read limits. Reports follow flowrun's 16 MiB; pause and capability files
@@ -291,49 +291,29 @@ func artifactIDs(results json.RawMessage) (*string, *string) {
 	return before, after
 }
 
-// readRegular reads a regular, non-symlink file of at most limit bytes,
-// re-checking the file after opening.
+// readRegular reads a regular, non-symlink file of at most limit bytes.
 func readRegular(path string, limit int64) ([]byte, error) {
 	data, _, err := readRegularInfo(path, limit)
 	return data, err
 }
 
-// readRegularInfo is readRegular that also returns the lstat information of
-// the file it read.
+// readRegularInfo is readRegular that also returns the information of the
+// file it read, through the project's one bounded read (internal/fsutil:
+// no-follow, non-blocking open, the type and size checked on the opened
+// descriptor, so no swap after a check slips anything in).
 func readRegularInfo(path string, limit int64) ([]byte, os.FileInfo, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, errNotRegular
-	}
-	if fi.Size() > limit {
-		return nil, nil, errTooLarge
-	}
-	f, err := openNoFollow(path)
+	lim := fsutil.Limit{Kind: "run file", Max: limit}
+	f, fi, err := fsutil.Open(path, lim, fsutil.NoFollow)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	fi2, err := f.Stat()
-	if err != nil || !os.SameFile(fi, fi2) {
-		return nil, nil, errNotRegular
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := fsutil.ReadAll(context.Background(), f, fi.Size(), lim)
 	if err != nil {
 		return nil, nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, nil, errTooLarge
-	}
 	return data, fi, nil
 }
-
-var (
-	errNotRegular = errors.New("not a regular file")
-	errTooLarge   = errors.New("file too large")
-)
 
 // JSON helpers over raw members.
 

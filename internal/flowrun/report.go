@@ -1,14 +1,16 @@
 package flowrun
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // MaxReportSize is the largest report.json the agent reads (mcp-surface.md
@@ -63,7 +65,7 @@ func readReport(runsDir, runID string) ([]byte, map[string]json.RawMessage, Repo
 	if err := insideRoot(runsDir, runDir); err != nil {
 		return nil, nil, ReportUnusable, err
 	}
-	data, err := readRegular(filepath.Join(runDir, "report.json"), MaxReportSize)
+	data, err := readRegular(filepath.Join(runDir, "report.json"), reportLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, ReportAbsent, nil
 	}
@@ -94,43 +96,24 @@ func insideRoot(root, dir string) error {
 	return nil
 }
 
-// readRegular reads a regular, non-symlink file of at most limit bytes. A
+// reportLimit is report.json's cap (fsutil.Report, the README's table).
+var reportLimit = fsutil.Limit{Kind: fsutil.Report.Kind, Max: MaxReportSize}
+
+// readRegular reads a regular, non-symlink file of at most limit bytes
+// through the project's one bounded read (internal/fsutil: no-follow,
+// non-blocking open, the type and size checked on the opened descriptor). A
 // missing file gives an error wrapping fs.ErrNotExist.
-func readRegular(path string, limit int64) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %w", ErrReport, err)
-	}
-	if !fi.Mode().IsRegular() {
+func readRegular(path string, limit fsutil.Limit) ([]byte, error) {
+	data, err := fsutil.ReadFile(context.Background(), path, limit, fsutil.NoFollow)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case errors.Is(err, fsutil.ErrSymlink), errors.Is(err, fsutil.ErrNotRegular):
 		return nil, fmt.Errorf("%w: report.json is not a regular file", ErrUnsafePath)
-	}
-	if fi.Size() > limit {
+	case errors.Is(err, fsutil.ErrTooLarge):
 		return nil, ErrReportTooLarge
 	}
-	f, err := openNoFollow(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %w", ErrUnsafePath, err)
-	}
-	defer f.Close()
-	fi2, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrReport, err)
-	}
-	if !fi2.Mode().IsRegular() || !os.SameFile(fi, fi2) {
-		return nil, fmt.Errorf("%w: report.json changed while opening", ErrUnsafePath)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrReport, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, ErrReportTooLarge
-	}
-	return data, nil
+	return nil, fmt.Errorf("%w: %w", ErrReport, err)
 }

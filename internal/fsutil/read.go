@@ -132,6 +132,10 @@ func Open(path string, lim Limit, opts ...OpenOption) (*os.File, fs.FileInfo, er
 	return f, fi, nil
 }
 
+// OpenDir opens a folder to list it (ReadDir). Anything but a folder is
+// refused at once (never blocks on a FIFO); links are followed.
+func OpenDir(path string) (*os.File, error) { return openDir(path) }
+
 // ReadFile reads a regular file of at most lim.Max bytes (see [Open]). The
 // read stops with ctx's error as soon as ctx is canceled (checked between
 // chunks), and a file that grows past the cap while being read is refused.
@@ -142,7 +146,7 @@ func ReadFile(ctx context.Context, path string, lim Limit, opts ...OpenOption) (
 		return nil, err
 	}
 	defer f.Close()
-	data, err := ReadAll(ctx, f, fi.Size(), lim)
+	data, err := readSized(ctx, f, fi.Size(), lim)
 	if err != nil {
 		var tl *TooLargeError
 		if errors.As(err, &tl) {
@@ -151,6 +155,43 @@ func ReadFile(ctx context.Context, path string, lim Limit, opts ...OpenOption) (
 		return nil, err
 	}
 	return data, nil
+}
+
+// readSized reads the regular file f of stat'ed size (at most lim.Max),
+// checking ctx between chunks, normally in one read: the buffer has one
+// byte more than the size, and a regular file that returns fewer bytes
+// than asked at or past its stat'ed size has reached its end, so no second
+// read is needed to see EOF (ReadAll, for any reader, needs one). A file that grows past the cap
+// while being read is refused.
+func readSized(ctx context.Context, f *os.File, size int64, lim Limit) ([]byte, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	buf := make([]byte, 0, size+1)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if int64(len(buf)) > lim.Max {
+			return nil, &TooLargeError{Limit: lim, Size: int64(len(buf))}
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		want := min(cap(buf), len(buf)+chunk) - len(buf)
+		n, err := f.Read(buf[len(buf) : len(buf)+want])
+		buf = buf[:len(buf)+n]
+		switch {
+		// A size of 0 may be unknown (procfs): read to EOF then.
+		case err == io.EOF || (err == nil && n < want && size > 0 && int64(len(buf)) >= size):
+			if int64(len(buf)) > lim.Max {
+				return nil, &TooLargeError{Limit: lim, Size: int64(len(buf))}
+			}
+			return buf, nil
+		case err != nil:
+			return nil, err
+		}
+	}
 }
 
 // chunk is the read granularity between context checks.

@@ -35,3 +35,15 @@ func openRead(path string, noFollow bool) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// openDir opens a folder for listing, refusing anything else.
+func openDir(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return os.Open(path)
+}

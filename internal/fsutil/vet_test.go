@@ -27,12 +27,7 @@ var exempt = map[string]string{
 // pending are files in other lanes still to be switched (each names its
 // owner). The test logs, not fails, when one is already clean, so the
 // owner can delete the line in the same commit.
-var pending = map[string]string{
-	"serve/state.go":                   "s9 (state reads)",
-	"internal/attention/open_other.go": "s9",
-	"internal/attention/attention.go":  "s9 (folder listing)",
-	"internal/flowrun/open_other.go":   "s9",
-}
+var pending = map[string]string{}
 
 // TestNoDirectReads is a vet-style check over the source: outside this
 // package and tests, no file calls os.ReadFile or os.Open. Reads of inputs
