@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -51,6 +52,7 @@ type config struct {
 	level    Level
 	levelSet bool
 	workers  int
+	ctx      context.Context
 }
 
 // WithKey sets the passphrase for sealed bundles explicitly, instead of
@@ -105,8 +107,22 @@ func WithWorkers(n int) Option {
 	}
 }
 
+// WithContext makes [Discover] and [Load] stop promptly when ctx is done:
+// no further bundle, asset or template is started, a file being hashed
+// stops at its next 64 KiB chunk, and the call returns an error wrapping
+// ctx's error instead of any (partial) result.
+func WithContext(ctx context.Context) Option {
+	return func(c *config) error {
+		if ctx == nil {
+			return fmt.Errorf("%w: nil context", ErrOption)
+		}
+		c.ctx = ctx
+		return nil
+	}
+}
+
 func newConfig(opts []Option) (*config, error) {
-	c := &config{workers: runtime.GOMAXPROCS(0)}
+	c := &config{workers: runtime.GOMAXPROCS(0), ctx: context.Background()}
 	for _, o := range opts {
 		if o == nil {
 			continue

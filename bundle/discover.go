@@ -21,13 +21,17 @@ import (
 // bundle does not stop the others. Duplicate ids get "_2", "_3", … in
 // discovery order. A root with no bundle yields an empty slice.
 //
-// The error is non-nil only for invalid options or when root itself cannot
-// be used (it does not exist, is not a folder, or cannot be read); it then
-// wraps [ErrRoot] or [ErrOption] and never names the path.
+// The error is non-nil only for invalid options, when root itself cannot
+// be used (it does not exist, is not a folder, or cannot be read), or when
+// the [WithContext] context is done; it then wraps [ErrOption], [ErrRoot] or
+// the context's error, and never names the path.
 func Discover(root string, opts ...Option) ([]*Bundle, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := cfg.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bundle discovery stopped: %w", err)
 	}
 	fi, err := os.Lstat(root)
 	if err != nil {
@@ -79,6 +83,9 @@ func Discover(root string, opts ...Option) ([]*Bundle, error) {
 		}
 	}
 	out := loadMany(dirs, pre, cfg)
+	if err := cfg.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bundle discovery stopped: %w", err)
+	}
 	assignSuffixes(out)
 	return out, nil
 }
@@ -108,8 +115,9 @@ func hasMarker(dir string) (bool, error) {
 }
 
 // Load loads and verifies the single bundle folder dir (no discovery). The
-// returned bundle is non-nil unless the options are invalid or dir cannot be
-// used (then the error wraps [ErrOption] or [ErrRoot]). For a loaded bundle,
+// returned bundle is non-nil unless the options are invalid, dir cannot be
+// used, or the [WithContext] context is done (then the error wraps
+// [ErrOption], [ErrRoot] or the context's error). For a loaded bundle,
 // the error is b.Err: nil when Integrity is Verified, ContentVerified or
 // LegacyUnverified, otherwise an [*Error] matching its kind sentinel. A run
 // must check [Bundle.Verified], since a legacy bundle loads without error.
@@ -134,7 +142,13 @@ func Load(dir string, opts ...Option) (*Bundle, error) {
 	if _, err := hasMarker(dir); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
 	}
+	if err := cfg.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bundle verification stopped: %w", err)
+	}
 	b := newLoader(cfg, newLimiter(cfg.workers)).load(dir)
+	if err := cfg.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bundle verification stopped: %w", err)
+	}
 	return b, b.Err
 }
 
@@ -159,6 +173,9 @@ func loadMany(dirs []string, pre map[int]*Bundle, cfg *config) []*Bundle {
 			defer wg.Done()
 			ld := newLoader(cfg, lim)
 			for i := range next {
+				if cfg.ctx.Err() != nil {
+					continue // drain: the caller discards everything
+				}
 				out[i] = ld.load(dirs[i])
 			}
 		}()
@@ -167,6 +184,9 @@ func loadMany(dirs []string, pre map[int]*Bundle, cfg *config) []*Bundle {
 		if b, ok := pre[i]; ok {
 			out[i] = b
 			continue
+		}
+		if cfg.ctx.Err() != nil {
+			break
 		}
 		next <- i
 	}

@@ -57,7 +57,13 @@ func newLoader(cfg *config, lim limiter) *loader {
 // allocates a fresh 32 KiB buffer per file.)
 func (l *loader) hashSized(w io.Writer, f *os.File, size int64) (int64, error) {
 	var total int64
+	done := l.cfg.ctx.Done()
 	for total <= size {
+		select {
+		case <-done:
+			return total, l.cfg.ctx.Err()
+		default:
+		}
 		want := min(int64(len(l.buf)), size-total+1)
 		k, err := f.Read(l.buf[:want])
 		if k > 0 {
@@ -217,6 +223,9 @@ func (l *loader) loadPlain(b *Bundle, dir string) *Error {
 	}
 	cache := map[string]bool{}
 	for i, fe := range man.entries {
+		if err := l.cfg.ctx.Err(); err != nil {
+			return &Error{Kind: KindAssetMissing, Detail: "verification canceled", cause: err}
+		}
 		if e := l.checkAsset(dir, fe, i, cache); e != nil {
 			return e
 		}
@@ -582,6 +591,10 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 			// and scrypt buffers are in memory at once.
 			l.lim.acquire()
 			defer l.lim.release()
+			if err := l.cfg.ctx.Err(); err != nil {
+				j.err = &Error{Kind: KindDecryptFailed, Detail: "verification canceled", cause: err}
+				return
+			}
 			data, e := readCapped(j.path, j.rel+".enc")
 			if e != nil {
 				if e.Kind != KindUnsafePath && e.Kind != KindUnreadable {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -44,9 +45,9 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
   openadapt-agent bundle inspect --json ./bundles
   openadapt-agent bundle inspect --protected ./bundles/invoice-entry`,
 		Args: exactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			o.path = args[0]
-			return runBundleInspect(io, &o)
+			return runBundleInspect(c.Context(), io, &o)
 		},
 	}
 	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
@@ -147,8 +148,8 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-func runBundleInspect(io *IO, o *bundleInspectOptions) error {
-	bs, err := discoverOperand(o.path, bundle.WithLevel(bundle.Full))
+func runBundleInspect(ctx context.Context, io *IO, o *bundleInspectOptions) error {
+	bs, err := discoverOperand(ctx, o.path, bundle.WithLevel(bundle.Full))
 	if err != nil {
 		return err
 	}

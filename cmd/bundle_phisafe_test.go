@@ -33,23 +33,36 @@ func plantedBundle(t *testing.T) (dir string, planted []string) {
 		"secret_params": []any{planted[3]},
 		"steps":         []any{},
 	}
-	raw, _ := json.Marshal(map[string]any{"files": map[string]any{}, "workflow": w})
+	dir = filepath.Join(t.TempDir(), "b")
+	writeTestBundle(t, dir, w, nil, map[string]any{"compiler_version": planted[4], "certified": true, "certification_status": planted[5]})
+	return dir, planted
+}
+
+// writeTestBundle writes a plaintext bundle at dir whose embedded manifest
+// lists fileHashes (path → hex; the files themselves are the caller's) and
+// carries the content digest computed like Flow's. Use schema_version 3 in
+// w, so that no §5.1 omission applies.
+func writeTestBundle(t *testing.T, dir string, w map[string]any, fileHashes map[string]string, provenance map[string]any) {
+	t.Helper()
+	fh := map[string]any{}
+	for k, v := range fileHashes {
+		fh[k] = v
+	}
+	raw, _ := json.Marshal(map[string]any{"files": fh, "workflow": w})
 	canon, err := bundle.CanonicalJSON(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(canon)
-	w["manifest"] = map[string]any{"schema_version": 1, "content_digest": hex.EncodeToString(sum[:]), "file_hashes": map[string]any{},
-		"provenance": map[string]any{"compiler_version": planted[4], "certified": true, "certification_status": planted[5]}, "encrypted": false}
+	w["manifest"] = map[string]any{"schema_version": 1, "content_digest": hex.EncodeToString(sum[:]), "file_hashes": fh,
+		"provenance": provenance, "encrypted": false}
 	data, _ := json.Marshal(w)
-	dir = filepath.Join(t.TempDir(), "b")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "workflow.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir, planted
 }
 
 // TestBundleViewsHidePlantedText: the default `bundle inspect` (text and

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -50,9 +51,9 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
   openadapt-agent bundle verify --json ./bundles ./more-bundles
   OPENADAPT_BUNDLE_KEY=… openadapt-agent bundle verify ./sealed-bundles`,
 		Args: minArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			o.paths = args
-			return runBundleVerify(io, &o)
+			return runBundleVerify(c.Context(), io, &o)
 		},
 	}
 	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
@@ -67,9 +68,13 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 // folder, unreadable) is a failed entry too (round2-decisions.md 7: one bad
 // operand is a failed entry, never a usage error that hides the others);
 // only invalid options are returned as an error.
-func discoverOperand(path string, opts ...bundle.Option) ([]*bundle.Bundle, error) {
+func discoverOperand(ctx context.Context, path string, opts ...bundle.Option) ([]*bundle.Bundle, error) {
+	opts = append(opts, bundle.WithContext(ctx))
 	bs, err := bundle.Discover(path, opts...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err // SIGINT/SIGTERM: stop, print no partial result
+		}
 		if errors.Is(err, bundle.ErrRoot) {
 			return []*bundle.Bundle{rootFailure(path, err)}, nil
 		}
@@ -78,6 +83,9 @@ func discoverOperand(path string, opts ...bundle.Option) ([]*bundle.Bundle, erro
 	if len(bs) == 0 {
 		b, err := bundle.Load(path, opts...)
 		if b == nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
 			if errors.Is(err, bundle.ErrRoot) {
 				return []*bundle.Bundle{rootFailure(path, err)}, nil
 			}
@@ -99,10 +107,13 @@ func rootFailure(path string, err error) *bundle.Bundle {
 	return &bundle.Bundle{Dir: path, Integrity: bundle.Failed, ErrorKind: kind, Err: err}
 }
 
-func runBundleVerify(io *IO, o *bundleVerifyOptions) error {
+// runBundleVerify verifies every operand. It stops promptly when ctx is
+// done (SIGINT/SIGTERM, wired in Main): no further operand, bundle or file,
+// and nothing on stdout but, with --json, the failure document.
+func runBundleVerify(ctx context.Context, io *IO, o *bundleVerifyOptions) error {
 	var all []*bundle.Bundle
 	for _, p := range o.paths {
-		bs, err := discoverOperand(p, bundle.WithLevel(bundle.Full))
+		bs, err := discoverOperand(ctx, p, bundle.WithLevel(bundle.Full))
 		if err != nil {
 			return err
 		}

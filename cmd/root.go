@@ -6,15 +6,20 @@ package cmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // IO is what a command may use of the process: its streams and whether each
@@ -32,12 +37,103 @@ type IO struct {
 }
 
 // Main runs the command line of the current process and returns its exit
-// code. SIGINT and SIGTERM cancel the command's context.
+// code. The first SIGINT or SIGTERM cancels the command's context, and the
+// command starts shutting down; if it has not returned within its grace
+// ([shutdownGrace], longer only for the commands in [childGrace]), or on a
+// second signal, the backstop removes every pending temporary file and
+// staging folder and exits with 128+signal (round2-decisions 6).
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go backstop(sigs, cancel, backstopEnv{stderr: os.Stderr, exit: os.Exit, after: time.After, cleanup: fsutil.RemovePending})
 	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr), InTTY: isTerminal(os.Stdin)}
 	return run(ctx, os.Args[1:], io)
+}
+
+// shutdownGrace is how long a command may keep running after the first
+// SIGINT/SIGTERM canceled its context before the backstop exits.
+const shutdownGrace = time.Second
+
+// childGrace is the stated exception (round2-decisions 6): commands that
+// stop child process groups with flowrun's cancel grace (SIGTERM, then
+// SIGKILL after 2 s) get that grace plus a second, and serve also its
+// withheld-EOF window (2 s), so the backstop never cuts their own cleanup
+// short. Keys are command paths without the program name.
+var childGrace = map[string]time.Duration{
+	"serve":             flowrun.DefaultCancelGrace + 2*time.Second + time.Second,
+	"tutorial prepare":  flowrun.DefaultCancelGrace + time.Second,
+	"skill emit":        flowrun.DefaultCancelGrace + time.Second,
+	"emit-skill":        flowrun.DefaultCancelGrace + time.Second,
+	"authoring connect": flowrun.DefaultCancelGrace + time.Second,
+}
+
+// activeGrace is the running command's grace in nanoseconds (0: the
+// default), set once the command is known.
+var activeGrace atomic.Int64
+
+// setGrace records c's grace for the backstop.
+func setGrace(c *cobra.Command) {
+	if d, ok := childGrace[commandName(c)]; ok {
+		activeGrace.Store(int64(d))
+		return
+	}
+	if p := c.Parent(); p != nil && commandName(p) == "attention" {
+		activeGrace.Store(int64(flowrun.DefaultCancelGrace + time.Second)) // the helper's child group
+	}
+}
+
+// backstopEnv is what the backstop touches of the process (tests fake it).
+type backstopEnv struct {
+	stderr  io.Writer
+	exit    func(int)
+	after   func(time.Duration) <-chan time.Time
+	cleanup func() int
+}
+
+// backstop waits for the first signal on sigs, cancels the command's
+// context, and exits the process when the command has not returned within
+// its grace or a second signal arrives: pending temporaries are removed
+// first, so nothing half-written stays behind, and the exit code is
+// 128+signal. It never returns once a signal arrived (env.exit does not
+// return in the real process).
+func backstop(sigs <-chan os.Signal, cancel context.CancelFunc, env backstopEnv) {
+	sig, ok := <-sigs
+	if !ok {
+		return
+	}
+	cancel()
+	grace := shutdownGrace
+	if g := activeGrace.Load(); g > 0 {
+		grace = time.Duration(g)
+	}
+	how := "did not stop within " + grace.String()
+	select {
+	case s, ok := <-sigs:
+		if ok {
+			sig, how = s, "second signal"
+		}
+	case <-env.after(grace):
+	}
+	n := env.cleanup()
+	fmt.Fprintf(env.stderr, "openadapt-agent: error: interrupted by %s (%s); exiting, %d temporary files removed\n", sigName(sig), how, n)
+	env.exit(128 + sigNumber(sig))
+}
+
+func sigName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+func sigNumber(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return int(n)
+	}
+	return int(syscall.SIGINT)
 }
 
 // Run runs the command line args with the given streams and returns the exit
@@ -90,7 +186,10 @@ openadapt-flow does it.`,
 	root.SetErr(io.Err)
 	root.SetVersionTemplate("openadapt-agent {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return applyQuiet(io, c) }
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		setGrace(c)
+		return applyQuiet(io, c)
+	}
 
 	root.AddCommand(
 		newVersionCmd(io),

@@ -32,10 +32,15 @@ func (r *Root) WriteFileFunc(rel string, perm fs.FileMode, fill func(*os.File) e
 		return err
 	}
 	tmp := joinRel(dir, "."+base+".tmp-"+randomSuffix())
+	if err := creating(); err != nil {
+		return err
+	}
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("creating temporary file for %s: %w", base, err)
 	}
+	r.track(tmp)
+	defer r.untrack(tmp)
 	defer func() {
 		if err != nil {
 			f.Close()

@@ -88,6 +88,9 @@ func (r *Root) MkdirTemp(dir, prefix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := creating(); err != nil {
+		return "", err
+	}
 	if err := r.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -95,7 +98,9 @@ func (r *Root) MkdirTemp(dir, prefix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return joinRel(dir, p[len(r.Join(dir))+1:]), nil
+	rel := joinRel(dir, p[len(r.Join(dir))+1:])
+	r.track(rel)
+	return rel, nil
 }
 
 func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error) {
@@ -146,6 +151,7 @@ func (r *Root) Symlink(target, rel string) error {
 }
 
 func (r *Root) Rename(oldRel, newRel string) error {
+	defer r.untrack(oldRel)
 	o, err := r.parentCheck(oldRel, "rename")
 	if err != nil {
 		return err
@@ -166,6 +172,7 @@ func (r *Root) Remove(rel string) error {
 }
 
 func (r *Root) RemoveAll(rel string) error {
+	defer r.untrack(rel)
 	rel, err := r.parentCheck(rel, "delete")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

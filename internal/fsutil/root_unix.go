@@ -144,6 +144,9 @@ func (r *Root) MkdirTemp(dir, prefix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := creating(); err != nil {
+		return "", err
+	}
 	fd, err := r.openDir(dir, true, 0o755, "write")
 	if err != nil {
 		return "", err
@@ -153,10 +156,9 @@ func (r *Root) MkdirTemp(dir, prefix string) (string, error) {
 		name := prefix + randomSuffix()
 		err := unix.Mkdirat(fd, name, 0o700)
 		if err == nil {
-			if dir == "." {
-				return name, nil
-			}
-			return dir + "/" + name, nil
+			rel := joinRel(dir, name)
+			r.track(rel)
+			return rel, nil
 		}
 		if !errors.Is(err, unix.EEXIST) {
 			return "", &fs.PathError{Op: "mkdir", Path: r.display(dir + "/" + name), Err: err}
@@ -261,6 +263,7 @@ func (r *Root) Symlink(target, rel string) error {
 // Rename renames the final entry oldRel to newRel (both beneath the root; a
 // link as either final entry is renamed or replaced itself, never followed).
 func (r *Root) Rename(oldRel, newRel string) error {
+	defer r.untrack(oldRel)
 	opfd, obase, err := r.parent(oldRel, false, "rename")
 	if err != nil {
 		return err
@@ -300,6 +303,7 @@ func (r *Root) Remove(rel string) error {
 // A link (final or deeper) is removed itself, never followed. A missing rel
 // is not an error.
 func (r *Root) RemoveAll(rel string) error {
+	defer r.untrack(rel)
 	pfd, base, err := r.parent(rel, false, "delete")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

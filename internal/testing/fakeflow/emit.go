@@ -32,6 +32,7 @@ func emitSkill(k knobs, args []string) int {
 	}
 	switch k["MODE"] {
 	case "hang":
+		signalReady(k)
 		sleepForever()
 	case "exit1":
 		fmt.Fprintln(os.Stderr, "Traceback (most recent call last):\nopenadapt_flow.bundle.BundleIntegrityError: fake failure")

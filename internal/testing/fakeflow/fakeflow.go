@@ -30,7 +30,8 @@
 //	                report-array, report-dir, no-run-dir;
 //	                emit-skill: ok, exit1, two-dirs, no-bundle, alter-copy, hang;
 //	                certify: "" or hang.
-//	READY           a FIFO that hang modes write one byte to once in place
+//	READY           a FIFO that hang modes (run and emit-skill) write one
+//	                byte to once in place
 //	EXIT            exit code of a normal run (default 0)
 //	REPORT          report to write into --run-dir: a file path, or a name
 //	                resolved as $REPORTS_DIR/<name>/report.json
