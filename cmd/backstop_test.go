@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -27,8 +28,8 @@ func TestBackstop(t *testing.T) {
 	run := func(t *testing.T, grace time.Duration, second os.Signal) outcome {
 		var o outcome
 		synctest.Test(t, func(t *testing.T) {
-			activeGrace.Store(int64(grace))
-			defer activeGrace.Store(0)
+			g := new(atomic.Int64)
+			g.Store(int64(grace))
 			sigs := make(chan os.Signal, 2)
 			ctx, cancel := context.WithCancel(context.Background())
 			var stderr bytes.Buffer
@@ -39,6 +40,7 @@ func TestBackstop(t *testing.T) {
 				after:   time.After,
 				cleanup: func() int { o.cleaned = true; return 2 },
 				exit:    func(c int) { o.code, o.exited = c, time.Since(start); close(exited) },
+				grace:   g,
 			}
 			go backstop(sigs, cancel, env)
 			sigs <- syscall.SIGTERM
@@ -69,14 +71,13 @@ func TestBackstop(t *testing.T) {
 	// A command that returned normally: the signal channel is closed, no exit.
 	sigs := make(chan os.Signal)
 	close(sigs)
-	backstop(sigs, func() {}, backstopEnv{exit: func(int) { t.Error("exit without a signal") }})
+	backstop(sigs, func() {}, backstopEnv{exit: func(int) { t.Error("exit without a signal") }, grace: new(atomic.Int64)})
 }
 
 // TestChildGrace: serve, and the commands that stop child process groups
 // with flowrun's 2 s cancel grace, get a longer backstop than the 1 s of
 // every other command.
 func TestChildGrace(t *testing.T) {
-	defer activeGrace.Store(0)
 	root := newRootCmd(&IO{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
 	for path, want := range map[string]time.Duration{
 		"serve": 5 * time.Second, "tutorial prepare": 3 * time.Second, "skill emit": 3 * time.Second,
@@ -86,9 +87,7 @@ func TestChildGrace(t *testing.T) {
 		if err != nil || commandName(c) != path {
 			t.Fatalf("%s: %v %q", path, err, commandName(c))
 		}
-		activeGrace.Store(0)
-		setGrace(c)
-		if got := time.Duration(activeGrace.Load()); got != want {
+		if got := graceFor(c); got != want {
 			t.Errorf("%s: grace %v, want %v", path, got, want)
 		}
 	}

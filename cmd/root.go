@@ -34,6 +34,8 @@ type IO struct {
 	// InTTY: stdin is a terminal, so a command may ask for confirmation
 	// (skill remove).
 	InTTY bool
+
+	grace *atomic.Int64 // Main's backstop grace for the running command; nil under Run
 }
 
 // Main runs the command line of the current process and returns its exit
@@ -48,8 +50,9 @@ func Main() int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	go backstop(sigs, cancel, backstopEnv{stderr: os.Stderr, exit: os.Exit, after: time.After, cleanup: fsutil.RemovePending})
-	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr), InTTY: isTerminal(os.Stdin)}
+	grace := new(atomic.Int64)
+	go backstop(sigs, cancel, backstopEnv{stderr: os.Stderr, exit: os.Exit, after: time.After, cleanup: fsutil.RemovePending, grace: grace})
+	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr), InTTY: isTerminal(os.Stdin), grace: grace}
 	return run(ctx, os.Args[1:], io)
 }
 
@@ -70,19 +73,15 @@ var childGrace = map[string]time.Duration{
 	"authoring connect": flowrun.DefaultCancelGrace + time.Second,
 }
 
-// activeGrace is the running command's grace in nanoseconds (0: the
-// default), set once the command is known.
-var activeGrace atomic.Int64
-
-// setGrace records c's grace for the backstop.
-func setGrace(c *cobra.Command) {
+// graceFor is c's backstop grace, 0 for the default [shutdownGrace].
+func graceFor(c *cobra.Command) time.Duration {
 	if d, ok := childGrace[commandName(c)]; ok {
-		activeGrace.Store(int64(d))
-		return
+		return d
 	}
 	if p := c.Parent(); p != nil && commandName(p) == "attention" {
-		activeGrace.Store(int64(flowrun.DefaultCancelGrace + time.Second)) // the helper's child group
+		return flowrun.DefaultCancelGrace + time.Second // the helper's child group
 	}
+	return 0
 }
 
 // backstopEnv is what the backstop touches of the process (tests fake it).
@@ -91,6 +90,7 @@ type backstopEnv struct {
 	exit    func(int)
 	after   func(time.Duration) <-chan time.Time
 	cleanup func() int
+	grace   *atomic.Int64 // the running command's grace in ns (0: default), see [graceFor]
 }
 
 // backstop waits for the first signal on sigs, cancels the command's
@@ -106,7 +106,7 @@ func backstop(sigs <-chan os.Signal, cancel context.CancelFunc, env backstopEnv)
 	}
 	cancel()
 	grace := shutdownGrace
-	if g := activeGrace.Load(); g > 0 {
+	if g := env.grace.Load(); g > 0 {
 		grace = time.Duration(g)
 	}
 	how := "did not stop within " + grace.String()
@@ -187,7 +187,9 @@ openadapt-flow does it.`,
 	root.SetVersionTemplate("openadapt-agent {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
-		setGrace(c)
+		if io.grace != nil { // only Main has a backstop
+			io.grace.Store(int64(graceFor(c)))
+		}
 		return applyQuiet(io, c)
 	}
 
