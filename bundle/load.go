@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -44,6 +45,9 @@ type loader struct {
 }
 
 func newLoader(cfg *config, lim limiter) *loader {
+	if cfg.ctx == nil {
+		cfg.ctx = context.Background()
+	}
 	return &loader{cfg: cfg, lim: lim, buf: make([]byte, 64<<10)}
 }
 

@@ -42,7 +42,7 @@ func plantedBundle(t *testing.T) (dir string, planted []string) {
 // lists fileHashes (path → hex; the files themselves are the caller's) and
 // carries the content digest computed like Flow's. Use schema_version 3 in
 // w, so that no §5.1 omission applies.
-func writeTestBundle(t *testing.T, dir string, w map[string]any, fileHashes map[string]string, provenance map[string]any) {
+func writeTestBundle(t testing.TB, dir string, w map[string]any, fileHashes map[string]string, provenance map[string]any) {
 	t.Helper()
 	fh := map[string]any{}
 	for k, v := range fileHashes {

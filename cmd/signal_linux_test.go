@@ -89,7 +89,7 @@ func (ch *child) wait(t testing.TB, out *bytes.Buffer) int {
 func hugeBundle(t testing.TB, dir string) string {
 	t.Helper()
 	huge := filepath.Join(dir, "templates", "huge.png")
-	writeTestBundle(t.(*testing.T), dir, map[string]any{"schema_version": 3, "name": "huge", "params": map[string]any{}, "steps": []any{}},
+	writeTestBundle(t, dir, map[string]any{"schema_version": 3, "name": "huge", "params": map[string]any{}, "steps": []any{}},
 		map[string]string{"templates/huge.png": strings.Repeat("0", 64)}, nil)
 	os.MkdirAll(filepath.Dir(huge), 0o755)
 	if err := os.WriteFile(huge, nil, 0o644); err != nil {
