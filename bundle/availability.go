@@ -11,6 +11,7 @@ const (
 	Available                Unavailable = ""
 	LegacyUnverifiedReason   Unavailable = "legacy_unverified"
 	IntegrityFailed          Unavailable = "integrity_failed"
+	UnsafePath               Unavailable = "unsafe_path" // a symlink where the bundle needs a real file or folder
 	DecryptFailed            Unavailable = "decrypt_failed"
 	MissingKey               Unavailable = "missing_key"
 	InvalidBundle            Unavailable = "invalid_bundle"
@@ -60,6 +61,11 @@ func ParamNamesReason(params []string) Unavailable {
 	return Available
 }
 
+// Reasons lists every unavailable reason, in documentation order (the
+// unavailable_reason enum of serve's outputSchemas).
+var Reasons = []Unavailable{LegacyUnverifiedReason, IntegrityFailed, UnsafePath, DecryptFailed, MissingKey,
+	InvalidBundle, Unreadable, ReservedParameterName, UnsupportedParameterName}
+
 // Availability is the reason serve lists b as unavailable, or "" when it
 // is available: it must fully verify (content digest and every asset; a
 // ContentVerified sealed bundle counts) and every declared parameter name
@@ -74,8 +80,10 @@ func Availability(b *Bundle) Unavailable {
 		return ParamNamesReason(b.DeclaredParams())
 	}
 	switch b.ErrorKind {
-	case KindContentDigestMismatch, KindAssetHashMismatch, KindAssetMissing, KindUnsafePath:
+	case KindContentDigestMismatch, KindAssetHashMismatch, KindAssetMissing:
 		return IntegrityFailed
+	case KindUnsafePath:
+		return UnsafePath
 	case KindDecryptFailed, KindKDFCostRejected:
 		return DecryptFailed
 	case KindMissingKey:

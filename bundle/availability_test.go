@@ -27,7 +27,8 @@ func TestParamNamesReason(t *testing.T) {
 	}
 	for k, want := range map[ErrorKind]Unavailable{
 		KindContentDigestMismatch: IntegrityFailed, KindAssetMissing: IntegrityFailed,
-		KindDecryptFailed: DecryptFailed, KindMissingKey: MissingKey, KindNotABundle: InvalidBundle,
+		KindUnsafePath: UnsafePath, KindAssetHashMismatch: IntegrityFailed, KindKDFCostRejected: DecryptFailed,
+		KindInvalidJSON: InvalidBundle, KindUnreadable: Unreadable, KindDecryptFailed: DecryptFailed, KindMissingKey: MissingKey, KindNotABundle: InvalidBundle,
 	} {
 		if got := Availability(&Bundle{ErrorKind: k}); got != want {
 			t.Errorf("%s: %q, want %q", k, got, want)

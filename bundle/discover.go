@@ -46,40 +46,16 @@ func Discover(root string, opts ...Option) ([]*Bundle, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: not a folder", ErrRoot)
 	}
-	isBundle, err := hasMarker(root)
+	cands, err := candidates(root)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
+		return nil, err
 	}
-	var dirs []string
+	dirs := make([]string, len(cands))
 	pre := map[int]*Bundle{}
-	if isBundle {
-		dirs = []string{root}
-	} else {
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
-		}
-		for _, e := range entries { // os.ReadDir sorts by name (byte order)
-			child := joinRoot(root, e.Name())
-			switch {
-			case e.Type()&fs.ModeSymlink != 0:
-				// Refused, never followed; stat only to learn whether it
-				// poses as a folder (a symlink to a file is just ignored).
-				if st, err := os.Stat(child); err == nil && st.IsDir() {
-					b := &Bundle{Dir: child}
-					b.fail(newErr(KindUnsafePath, "bundle folder is a symlink"))
-					b.setFallbackID(false, false)
-					pre[len(dirs)] = b
-					dirs = append(dirs, child)
-				}
-			case e.IsDir():
-				ok, err := hasMarker(child)
-				if ok || err != nil {
-					// An unreadable child is reported (as not_a_bundle) rather
-					// than silently skipped: fail closed.
-					dirs = append(dirs, child)
-				}
-			}
+	for i, c := range cands {
+		dirs[i] = c.Dir
+		if c.Symlink {
+			pre[i] = RefusedSymlink(c.Dir)
 		}
 	}
 	out := loadMany(dirs, pre, cfg)
@@ -88,6 +64,96 @@ func Discover(root string, opts ...Option) ([]*Bundle, error) {
 	}
 	assignSuffixes(out)
 	return out, nil
+}
+
+// Candidate is one folder that discovery loads (or refuses) under a root.
+type Candidate struct {
+	// Dir is the root as given, or root + separator + child folder name.
+	Dir string
+	// Symlink marks a child entry that is a symbolic link to a folder: it is
+	// refused as [KindUnsafePath] and never followed ([RefusedSymlink]).
+	Symlink bool
+}
+
+// Candidates returns the folders [Discover] would load under root, in
+// discovery order, without loading any: root itself when it is a bundle,
+// otherwise each immediate child folder holding a marker, plus each child
+// symlink to a folder (marked). A root that is itself a symlink is its one
+// (marked) candidate, as in [Discover]; a root that is missing, not a folder
+// or unreadable gives an error wrapping [ErrRoot]. Callers that load the candidates themselves (serve's
+// verified-digest cache) use [Load] and [RefusedSymlink] and then
+// [SuffixIDs], so discovery has one rule.
+func Candidates(root string) ([]Candidate, error) {
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return []Candidate{{Dir: root, Symlink: true}}, nil
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: not a folder", ErrRoot)
+	}
+	return candidates(root)
+}
+
+func candidates(root string) ([]Candidate, error) {
+	isBundle, err := hasMarker(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
+	}
+	if isBundle {
+		return []Candidate{{Dir: root}}, nil
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
+	}
+	var out []Candidate
+	for _, e := range entries { // os.ReadDir sorts by name (byte order)
+		child := joinRoot(root, e.Name())
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			// Refused, never followed; stat only to learn whether it
+			// poses as a folder (a symlink to a file is just ignored).
+			if st, err := os.Stat(child); err == nil && st.IsDir() {
+				out = append(out, Candidate{Dir: child, Symlink: true})
+			}
+		case e.IsDir():
+			ok, err := hasMarker(child)
+			if ok || err != nil {
+				// An unreadable child is reported (as not_a_bundle) rather
+				// than silently skipped: fail closed.
+				out = append(out, Candidate{Dir: child})
+			}
+		}
+	}
+	return out, nil
+}
+
+// RefusedSymlink is the failed bundle of a symlinked candidate folder
+// ([KindUnsafePath], rule-3 id over no marker), as [Discover] reports it.
+func RefusedSymlink(dir string) *Bundle {
+	b := &Bundle{Dir: dir}
+	b.fail(newErr(KindUnsafePath, "bundle folder is a symlink"))
+	b.setFallbackID(false, false)
+	return b
+}
+
+// SuffixIDs returns the ids of base ids in discovery order: the N-th
+// occurrence of an id gets "_N" (N >= 2), as [Discover] assigns them
+// (flow-bundle.md §10). serve applies it across all of its roots.
+func SuffixIDs(bases []string) []string {
+	count := make(map[string]int, len(bases))
+	out := make([]string, len(bases))
+	for i, b := range bases {
+		count[b]++
+		out[i] = b
+		if n := count[b]; n > 1 {
+			out[i] = b + "_" + strconv.Itoa(n)
+		}
+	}
+	return out
 }
 
 // joinRoot joins a child name to the root as given (echoing the operand).
@@ -198,14 +264,14 @@ func loadMany(dirs []string, pre map[int]*Bundle, cfg *config) []*Bundle {
 // assignSuffixes gives duplicate ids "_2", "_3", … in discovery order and
 // resolves agent slug collisions (flow-bundle.md §10).
 func assignSuffixes(bs []*Bundle) {
-	count := map[string]int{}
+	bases := make([]string, len(bs))
+	for i, b := range bs {
+		bases[i] = b.BaseID
+	}
+	ids := SuffixIDs(bases)
 	slugs := map[string]bool{}
-	for _, b := range bs {
-		count[b.BaseID]++
-		b.ID = b.BaseID
-		if n := count[b.BaseID]; n > 1 {
-			b.ID = b.BaseID + "_" + strconv.Itoa(n)
-		}
+	for i, b := range bs {
+		b.ID = ids[i]
 		if p := b.protected; p != nil {
 			if slugs[p.AgentSlug] {
 				p.AgentSlug = slugify(p.AgentSlug+"_"+filepath.Base(b.Dir), '_')

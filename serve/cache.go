@@ -1,119 +1,197 @@
 package serve
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
+	"golang.org/x/crypto/scrypt"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
-// The verified-digest cache (§7.1): the result of the last discovery, keyed
-// by the identity (type, size, mtime_ns, inode, device) of every entry of
-// the bundles root and of each bundle's marker and manifest files. Any
-// difference is a miss, and the whole discovery runs again. It serves
-// listing only: a run always re-verifies its own bundle in full
-// (verifyForRun), and Flow verifies it again.
+// The verified-digest cache (mcp-surface.md §7.1; round2-decisions 2, 17):
+// the result of each bundle's last FULL verification, keyed per bundle on
+// the identity of every entry of the bundle folder, walked without
+// following any link: the folder itself, every sub-folder and every file
+// (so every file full verification reads, including unlisted
+// templates/**/*.enc, and the absence of a marker, which a new entry would
+// change through its folder's mtime). The identity is the entry's type and
+// permission bits, size, device, inode and nanosecond mtime and ctime; any
+// difference is a miss and the bundle is verified again in full.
 //
-// It is used only when it cannot change an answer: never with protected
-// export (the cache holds no protected data) and never when any bundle is
-// sealed (a sealed bundle's metadata depends on the key).
+// An entry is stored only when the folder's identity was the same before
+// and after the verification that produced it, so a change made while
+// verifying is never cached as verified. It serves listing only: a run
+// re-verifies its bundle in full (verifyForRun), and Flow verifies it again.
+//
+// Sealed results depend on the key: the file holds one key check, an HMAC
+// under scrypt(key, salt) with Flow's own cost (one derivation per start,
+// as costly to guess against as the bundles themselves); a different key,
+// or a key where there was none, misses every sealed entry. The cache is
+// off with protected export (it holds no protected data).
 
-const cacheName = "digest-cache.json"
+const (
+	cacheName    = "digest-cache"
+	cacheVersion = 2
+	// maxSnapshot bounds the entries walked per bundle; a larger bundle
+	// folder is verified at every start instead of being cached.
+	maxSnapshot = 4096
+	kcR, kcP    = 8, 1
+)
+
+// keyCheckN is the key check's scrypt cost: Flow's seal default (N=2^15,
+// r=8, p=1). Tests lower it.
+var keyCheckN = 1 << 15
+
+// bundleIDRE is a base workflow id (no suffix).
+var bundleIDRE = lazyre.New(`^workflow_[0-9a-f]{24}$`)
+
+// cacheLimit caps the cache file read at start.
+var cacheLimit = fsutil.Limit{Kind: "digest cache", Max: 64 << 20}
 
 type cacheFile struct {
-	V         int              `json:"v"`
-	Key       string           `json:"key"`
-	Workflows []cachedWorkflow `json:"workflows"`
+	V    int    `json:"v"`
+	Root string `json:"root"`
+	// KeySalt and KeyMAC are the key check ("" and "" when stored without
+	// a key).
+	KeySalt string         `json:"key_salt,omitempty"`
+	KeyMAC  string         `json:"key_mac,omitempty"`
+	Bundles []cachedBundle `json:"bundles"`
 }
 
-type cachedWorkflow struct {
-	ID            string   `json:"id"`
+type cachedBundle struct {
+	Dir    string `json:"dir"`    // candidate folder (absolute)
+	Sealed bool   `json:"sealed"` // result depends on the key check
+	// Files are the walked entries, bundle-relative ("." for the folder),
+	// in walk order; Ident is the SHA-256 of their identities.
+	Files []string `json:"files"`
+	Ident string   `json:"ident"`
+
 	BaseID        string   `json:"base_id"`
-	Dir           string   `json:"dir"`
 	Available     bool     `json:"available"`
-	ErrClass      string   `json:"err_class,omitempty"`
+	Reason        string   `json:"reason,omitempty"`
 	Params        []string `json:"params"`
 	StepCount     int      `json:"step_count"`
 	SchemaVersion *int     `json:"schema_version"`
 	ContentDigest string   `json:"content_digest,omitempty"`
+	Encrypted     bool     `json:"encrypted"`
 }
 
-// rootKey fingerprints the bundles root: the root itself, each entry, and
-// for each directory entry its marker and manifest files. ok is false when
-// the root cannot be fingerprinted or holds a sealed bundle.
-func rootKey(root string) (string, bool) {
+// snapshot is the walked identity of one bundle folder.
+type snapshot struct {
+	files []string
+	ident string
+}
+
+// takeSnapshot walks dir without following links and hashes the identity
+// of every entry. ok is false when the folder cannot be walked completely
+// or holds more than maxSnapshot entries (then it is not cached).
+func takeSnapshot(dir string) (snapshot, bool) {
 	h := sha256.New()
+	var files []string
 	var buf []byte
-	ident := func(p string) bool {
-		fi, err := os.Lstat(p)
-		if err != nil {
-			fmt.Fprintf(h, "%s\x00-\n", filepath.Base(p))
-			return true
-		}
-		ino, dev := fileIdent(fi)
-		buf = append(buf[:0], filepath.Base(p)...)
-		for _, n := range []uint64{uint64(fi.Mode()), uint64(fi.Size()), uint64(fi.ModTime().UnixNano()), ino, dev} {
-			buf = append(buf, 0)
-			buf = strconv.AppendUint(buf, n, 16)
-		}
-		buf = append(buf, '\n')
+	add := func(rel string, fi fs.FileInfo) {
+		files = append(files, rel)
+		buf = appendIdent(buf[:0], rel, fi)
 		h.Write(buf)
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			// The target's kind decides between "ignored" and "refused".
-			if t, err := os.Stat(p); err == nil {
-				fmt.Fprintf(h, "->%v\n", t.IsDir())
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return snapshot{}, false
+	}
+	add(".", fi)
+	var walk func(abs, rel string) bool
+	walk = func(abs, rel string) bool {
+		ents, err := os.ReadDir(abs)
+		if err != nil {
+			return false
+		}
+		for _, e := range ents {
+			if len(files) >= maxSnapshot {
+				return false
+			}
+			r := e.Name()
+			if rel != "" {
+				r = rel + "/" + r
+			}
+			a := filepath.Join(abs, e.Name())
+			fi, err := os.Lstat(a)
+			if err != nil {
+				return false
+			}
+			add(r, fi)
+			if fi.IsDir() && !walk(a, r) {
+				return false
 			}
 		}
 		return true
 	}
-	markers := func(dir string) bool {
-		if _, err := os.Lstat(filepath.Join(dir, "workflow.json.enc")); err == nil {
-			return false
-		}
-		for _, m := range []string{"workflow.json", "workflow.json.enc", "manifest.json"} {
-			ident(filepath.Join(dir, m))
-		}
-		return true
+	if !walk(dir, "") {
+		return snapshot{}, false
 	}
-	ident(root)
-	if !markers(root) {
-		return "", false
-	}
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return "", false
-	}
-	for _, e := range ents {
-		p := filepath.Join(root, e.Name())
-		ident(p)
-		if e.IsDir() && !markers(p) {
-			return "", false
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), true
+	return snapshot{files: files, ident: hex.EncodeToString(h.Sum(nil))}, true
 }
 
-// cachePath is the cache file of this bundles root in the per-user cache
+// checkSnapshot re-stats the recorded entries of dir and reports whether
+// every identity is unchanged. A folder's entries are listed before its
+// children, so a folder replaced by a link is caught at the folder (Lstat
+// sees the link) before anything beneath it is looked up.
+func checkSnapshot(dir string, files []string, ident string) bool {
+	if len(files) == 0 || len(files) > maxSnapshot || files[0] != "." {
+		return false
+	}
+	h := sha256.New()
+	var buf []byte
+	for _, rel := range files {
+		p := dir
+		if rel != "." {
+			if !filepath.IsLocal(rel) {
+				return false
+			}
+			p = filepath.Join(dir, filepath.FromSlash(rel))
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return false
+		}
+		buf = appendIdent(buf[:0], rel, fi)
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil)) == ident
+}
+
+// appendIdent appends one entry's identity line.
+func appendIdent(buf []byte, rel string, fi fs.FileInfo) []byte {
+	ino, dev := fileIdent(fi)
+	buf = append(buf, rel...)
+	for _, n := range []uint64{uint64(fi.Mode()), uint64(fi.Size()), dev, ino, uint64(fi.ModTime().UnixNano()), ctimeNano(fi)} {
+		buf = append(buf, 0)
+		buf = strconv.AppendUint(buf, n, 16)
+	}
+	return append(buf, '\n')
+}
+
+// cachePath is the cache file of one bundles root in the per-user cache
 // folder (round2-decisions.md 2: in every mode, never in the runs folder),
 // one file per root so that servers of different roots do not evict each
 // other. "" when the cache is off.
-func (s *Server) cachePath() string {
-	if s.prep.cacheDir == "" {
+func (s *Server) cachePath(root string) string {
+	if s.prep.cacheDir == "" || s.opts.AllowProtectedExport {
 		return ""
 	}
-	abs, err := filepath.Abs(s.opts.Bundles)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(s.prep.cacheDir, strings.TrimSuffix(cacheName, ".json")+"-"+hex.EncodeToString(sum[:8])+".json")
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(s.prep.cacheDir, cacheName+"-"+hex.EncodeToString(sum[:8])+".json")
 }
 
 // prepareCacheDir creates the cache folder 0700 and checks it is a real
@@ -130,54 +208,142 @@ func prepareCacheDir(dir string) bool {
 	return fi.Mode().Perm()&0o077 == 0
 }
 
-// loadCache returns the cached workflows for key, or nil on a miss.
-func (s *Server) loadCache(key string) []*workflow {
-	p := s.cachePath()
-	if p == "" {
-		return nil
-	}
-	data, err := readRegular(p, 64<<20)
-	if err != nil {
-		return nil
-	}
-	var c cacheFile
-	if json.Unmarshal(data, &c) != nil || c.V != 1 || c.Key != key {
-		return nil
-	}
-	ws := make([]*workflow, 0, len(c.Workflows))
-	for _, cw := range c.Workflows {
-		if !workflowIDRE().MatchString(cw.ID) {
-			return nil
-		}
-		w := &workflow{id: cw.ID, baseID: cw.BaseID, dir: cw.Dir, available: cw.Available, errClass: cw.ErrClass,
-			params: cw.Params, stepCount: cw.StepCount, schemaVersion: cw.SchemaVersion, contentDigest: cw.ContentDigest,
-			slug: filepath.Base(cw.Dir)}
-		if !w.available {
-			e := w.errClass
-			w.loadErr = &e
-		}
-		ws = append(ws, w)
-	}
-	return ws
+// rootCache is one root's cache during a discovery.
+type rootCache struct {
+	path    string
+	file    *cacheFile               // as read, nil on none
+	byDir   map[string]*cachedBundle // from file
+	keyOK   *bool                    // key check result, computed lazily
+	key     string                   // the server's passphrase ("" none)
+	out     []cachedBundle           // entries to store
+	changed bool
 }
 
-// storeCache writes the discovery result (best effort).
-func (s *Server) storeCache(key string, ws []*workflow) {
-	c := cacheFile{V: 1, Key: key, Workflows: make([]cachedWorkflow, 0, len(ws))}
-	for _, w := range ws {
-		if w.encrypted {
-			return
+// openRootCache reads root's cache file (a missing, unreadable or foreign
+// file is an empty cache).
+func (s *Server) openRootCache(root string) *rootCache {
+	rc := &rootCache{path: s.cachePath(root), key: s.env(bundle.KeyEnv)}
+	if rc.path == "" {
+		return nil
+	}
+	data, err := fsutil.ReadFile(context.Background(), rc.path, cacheLimit, fsutil.NoFollow)
+	if err != nil {
+		return rc
+	}
+	var c cacheFile
+	if json.Unmarshal(data, &c) != nil || c.V != cacheVersion || c.Root != root {
+		return rc
+	}
+	rc.file = &c
+	rc.byDir = make(map[string]*cachedBundle, len(c.Bundles))
+	for i := range c.Bundles {
+		cb := &c.Bundles[i]
+		if !bundleIDRE().MatchString(cb.BaseID) {
+			return &rootCache{path: rc.path, key: rc.key}
 		}
-		c.Workflows = append(c.Workflows, cachedWorkflow{ID: w.id, BaseID: w.baseID, Dir: w.dir, Available: w.available,
-			ErrClass: w.errClass, Params: w.params, StepCount: w.stepCount, SchemaVersion: w.schemaVersion, ContentDigest: w.contentDigest})
+		rc.byDir[cb.Dir] = cb
+	}
+	return rc
+}
+
+// lookup returns the cached workflow of the candidate dir when its folder
+// is unchanged (and, for a sealed result, the key is the same), else nil.
+func (rc *rootCache) lookup(dir string) *workflow {
+	if rc == nil || rc.byDir == nil {
+		return nil
+	}
+	cb := rc.byDir[dir]
+	if cb == nil || (cb.Sealed && !rc.keyMatches()) || !checkSnapshot(dir, cb.Files, cb.Ident) {
+		rc.changed = true
+		return nil
+	}
+	rc.out = append(rc.out, *cb)
+	w := &workflow{id: cb.BaseID, baseID: cb.BaseID, dir: dir, available: cb.Available,
+		reason: bundle.Unavailable(cb.Reason), params: cb.Params, stepCount: cb.StepCount,
+		schemaVersion: cb.SchemaVersion, contentDigest: cb.ContentDigest, encrypted: cb.Encrypted,
+		slug: filepath.Base(dir)}
+	if !w.available {
+		w.setLoadErr(nil)
+	}
+	return w
+}
+
+// keyMatches runs the key check once: true when the file was stored with
+// the same key (or with none and there is none now).
+func (rc *rootCache) keyMatches() bool {
+	if rc.keyOK == nil {
+		ok := false
+		switch f := rc.file; {
+		case f.KeySalt == "" && f.KeyMAC == "":
+			ok = rc.key == ""
+		case rc.key != "":
+			ok = hmac.Equal([]byte(keyCheck(rc.key, f.KeySalt)), []byte(f.KeyMAC))
+		}
+		rc.keyOK = &ok
+	}
+	return *rc.keyOK
+}
+
+// keyCheck is hex HMAC-SHA256 under scrypt(key, salt) of a fixed label.
+func keyCheck(key, saltHex string) string {
+	salt, err := hex.DecodeString(saltHex)
+	if err != nil || len(salt) != 16 {
+		return ""
+	}
+	k, err := scrypt.Key([]byte(key), salt, keyCheckN, kcR, kcP, 32)
+	if err != nil {
+		return ""
+	}
+	m := hmac.New(sha256.New, k)
+	m.Write([]byte("openadapt-agent digest-cache key check v1"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// record adds the result of a fresh full verification of w, when the
+// folder was unchanged across it (pre == post).
+func (rc *rootCache) record(w *workflow, sealed bool, pre, post snapshot) {
+	if rc == nil {
+		return
+	}
+	rc.changed = true
+	if pre.ident == "" || pre.ident != post.ident {
+		return
+	}
+	rc.out = append(rc.out, cachedBundle{Dir: w.dir, Sealed: sealed, Files: pre.files, Ident: pre.ident,
+		BaseID: w.baseID, Available: w.available, Reason: string(w.reason), Params: w.params,
+		StepCount: w.stepCount, SchemaVersion: w.schemaVersion, ContentDigest: w.contentDigest, Encrypted: w.encrypted})
+}
+
+// store writes the cache file when anything changed (best effort).
+func (rc *rootCache) store(root string) {
+	if rc == nil || (!rc.changed && rc.file != nil && len(rc.out) == len(rc.file.Bundles)) {
+		return
+	}
+	c := cacheFile{V: cacheVersion, Root: root, Bundles: rc.out}
+	if c.Bundles == nil {
+		c.Bundles = []cachedBundle{}
+	}
+	sealed := false
+	for _, cb := range rc.out {
+		sealed = sealed || cb.Sealed
+	}
+	if sealed && rc.key != "" {
+		if rc.file != nil && rc.keyOK != nil && *rc.keyOK && rc.file.KeySalt != "" {
+			c.KeySalt, c.KeyMAC = rc.file.KeySalt, rc.file.KeyMAC
+		} else {
+			var salt [16]byte
+			if _, err := rand.Read(salt[:]); err != nil {
+				return
+			}
+			c.KeySalt = hex.EncodeToString(salt[:])
+			if c.KeyMAC = keyCheck(rc.key, c.KeySalt); c.KeyMAC == "" {
+				return
+			}
+		}
 	}
 	data, err := json.Marshal(c)
-	if err != nil {
+	if err != nil || !prepareCacheDir(filepath.Dir(rc.path)) {
 		return
 	}
-	p := s.cachePath()
-	if p == "" || !prepareCacheDir(filepath.Dir(p)) {
-		return
-	}
-	_ = atomicfile.WriteFile(p, data, 0o600)
+	_ = atomicfile.WriteFile(rc.path, data, 0o600)
 }

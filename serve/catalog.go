@@ -19,7 +19,7 @@ type workflow struct {
 	baseID    string // id without the suffix; idempotency bindings use it
 	dir       string // absolute bundle directory (protected)
 	available bool
-	errClass  string // local error class when unavailable
+	reason    bundle.Unavailable // why unavailable ("" when available); bundle's one enum
 
 	params        []string // declared parameters (§6.5), declared order
 	stepCount     int
@@ -35,6 +35,16 @@ type workflow struct {
 	loadErr  *string
 }
 
+// setLoadErr keeps the loader's error text for protected export, or the
+// reason code when there is none.
+func (w *workflow) setLoadErr(err error) {
+	e := string(w.reason)
+	if err != nil {
+		e = err.Error()
+	}
+	w.loadErr = &e
+}
+
 // sortedParams returns the declared parameters sorted by name.
 func (w *workflow) sortedParams() []string {
 	s := append([]string(nil), w.params...)
@@ -48,12 +58,6 @@ var (
 	attentionRE  = lazyre.New(`^[0-9a-f]{24}$`)
 	idemKeyRE    = lazyre.New(`^[A-Za-z0-9._:-]{16,200}$`)
 )
-
-// checkParamNames applies the availability rules of §6.5 to the declared
-// parameter names: it returns the error class, or "".
-func checkParamNames(params []string) string {
-	return string(bundle.ParamNamesReason(params)) // the one rule (round2-decisions 8)
-}
 
 // catalog is the static set of workflows of one server.
 type catalog struct {

@@ -2,57 +2,154 @@ package serve
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 )
 
-// discover loads the bundles under --bundles fail-soft (§1.5 step 9, §6.5)
-// and returns the workflows in discovery order plus the number that could
-// not be loaded. Listing uses the content-verified level; a run re-verifies
-// its own bundle fully ([Server.verifyForRun]).
+// discover loads the bundles of every --bundles root fail-soft (§1.5 step
+// 9, §6.5) and returns the workflows in discovery order (roots in the
+// order given, each root in bundle discovery order) plus the number that
+// are unavailable. Listing verifies each bundle FULLY (content digest and
+// every listed asset; issue 10 item 6), so a workflow is available only if
+// a run would accept it and its id is the one `bundle verify` prints; the
+// verified-digest cache (cache.go) skips the work for folders that did not
+// change. Plaintext bundles load in parallel; sealed ones one at a time,
+// one key derivation at a time (round2-decisions 17). Duplicate ids get
+// "_2", "_3", … across the whole server in that order (round2-decisions 9).
+// A run re-verifies its own bundle in full ([Server.verifyForRun]).
 func (s *Server) discover() ([]*workflow, int) {
-	root, err := filepath.Abs(s.opts.Bundles)
-	if err != nil {
-		root = s.opts.Bundles
+	type slot struct {
+		dir    string
+		sealed bool
+		rc     *rootCache
+		w      *workflow
+		loaded bool
+		pre    snapshot // folder identity before and after a fresh load
+		post   snapshot
 	}
-	var key string
-	useCache := !s.opts.AllowProtectedExport
-	if useCache {
-		key, useCache = rootKey(root)
-	}
-	var ws []*workflow
-	if useCache {
-		ws = s.loadCache(key)
-	}
-	if ws == nil {
-		bs, err := bundle.Discover(root, s.bundleOpts(bundle.Metadata)...)
+	var slots []*slot
+	var caches []*rootCache
+	var roots []string
+	for _, r := range s.bundleRoots() {
+		root, err := filepath.Abs(r)
 		if err != nil {
-			fmt.Fprintln(s.stderr, "serve: the bundles directory could not be read; no workflows are served")
-			return nil, 0
+			root = r
 		}
-		ws = make([]*workflow, 0, len(bs))
-		for _, b := range bs {
-			ws = append(ws, s.fromBundle(b))
+		cands, err := bundle.Candidates(root)
+		if err != nil {
+			fmt.Fprintln(s.stderr, "serve: a bundles directory could not be read; its workflows are not served")
+			continue
 		}
-		if useCache {
-			s.storeCache(key, ws)
+		rc := s.openRootCache(root)
+		roots, caches = append(roots, root), append(caches, rc)
+		for _, c := range cands {
+			sl := &slot{dir: c.Dir, rc: rc}
+			switch {
+			case c.Symlink:
+				sl.w = s.fromBundle(bundle.RefusedSymlink(c.Dir))
+			default:
+				sl.w = rc.lookup(c.Dir)
+				_, err := os.Lstat(filepath.Join(c.Dir, "workflow.json.enc"))
+				sl.sealed = err == nil
+			}
+			slots = append(slots, sl)
 		}
+	}
+	// Load the misses: plaintext on every core, sealed one at a time.
+	var plain, sealed []*slot
+	for _, sl := range slots {
+		switch {
+		case sl.w != nil:
+		case sl.sealed:
+			sealed = append(sealed, sl)
+		default:
+			plain = append(plain, sl)
+		}
+	}
+	load := func(sl *slot) {
+		if testHookLoad != nil {
+			testHookLoad(sl.dir)
+		}
+		pre, ok := takeSnapshot(sl.dir)
+		sl.loaded = true
+		b, err := bundle.Load(sl.dir, s.bundleOpts(bundle.Full, bundle.WithWorkers(1))...)
+		if b == nil {
+			b = &bundle.Bundle{Dir: sl.dir, Integrity: bundle.Failed, ErrorKind: bundle.KindUnreadable, Err: err}
+			b.ID, b.BaseID = unloadableID(), unloadableID()
+		}
+		sl.w = s.fromBundle(b)
+		if ok {
+			sl.pre = pre
+			sl.post, _ = takeSnapshot(sl.dir)
+		}
+	}
+	next := make(chan *slot)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(plain)) {
+		wg.Go(func() {
+			for sl := range next {
+				load(sl)
+			}
+		})
+	}
+	for _, sl := range plain {
+		next <- sl
+	}
+	close(next)
+	wg.Wait()
+	for _, sl := range sealed {
+		load(sl)
+	}
+	for _, sl := range slots {
+		if sl.loaded {
+			sl.rc.record(sl.w, sl.sealed, sl.pre, sl.post)
+		}
+	}
+	for i, rc := range caches {
+		rc.store(roots[i])
+	}
+
+	ws := make([]*workflow, len(slots))
+	bases := make([]string, len(slots))
+	for i, sl := range slots {
+		ws[i], bases[i] = sl.w, sl.w.baseID
+	}
+	for i, id := range bundle.SuffixIDs(bases) {
+		ws[i].id = id
 	}
 	failed := 0
 	for _, w := range ws {
 		if !w.available {
 			failed++
 			if s.opts.AllowProtectedExport && w.loadErr != nil {
-				fmt.Fprintf(s.stderr, "serve: workflow %s could not be loaded (%s): %s\n", w.id, w.errClass, oneLine(*w.loadErr))
+				fmt.Fprintf(s.stderr, "serve: workflow %s could not be loaded (%s): %s\n", w.id, w.reason, oneLine(*w.loadErr))
 			} else {
-				fmt.Fprintf(s.stderr, "serve: workflow %s could not be loaded (%s)\n", w.id, w.errClass)
+				fmt.Fprintf(s.stderr, "serve: workflow %s could not be loaded (%s)\n", w.id, w.reason)
 			}
 		}
 	}
 	return ws, failed
 }
+
+// testHookLoad, when set by a test, is called before each full load.
+var testHookLoad func(dir string)
+
+// bundleRoots are the --bundles roots in the order given.
+func (s *Server) bundleRoots() []string {
+	if s.opts.Bundles == "" {
+		return nil
+	}
+	return []string{s.opts.Bundles}
+}
+
+// unloadableID is the rule-3 id over no marker (flow-bundle.md §10), for a
+// candidate that vanished before it could be loaded.
+func unloadableID() string { return bundle.RefusedSymlink("").BaseID }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
@@ -60,14 +157,14 @@ func oneLine(s string) string {
 
 // bundleOpts are the load options: the key comes from the server's
 // environment, never from anything a caller sends.
-func (s *Server) bundleOpts(level bundle.Level) []bundle.Option {
+func (s *Server) bundleOpts(level bundle.Level, more ...bundle.Option) []bundle.Option {
 	opts := []bundle.Option{bundle.WithLevel(level)}
 	if k := s.env(bundle.KeyEnv); k != "" {
 		opts = append(opts, bundle.WithKey(k))
 	} else {
 		opts = append(opts, bundle.WithoutKey())
 	}
-	return opts
+	return append(opts, more...)
 }
 
 func (s *Server) env(name string) string {
@@ -80,49 +177,25 @@ func (s *Server) env(name string) string {
 	return v
 }
 
-// errorClass maps a bundle failure to the local class tokens of §1.2.
-func errorClass(b *bundle.Bundle) string {
-	if b.Integrity == bundle.LegacyUnverified {
-		return "legacy_unverified"
-	}
-	switch b.ErrorKind {
-	case bundle.KindContentDigestMismatch, bundle.KindAssetHashMismatch, bundle.KindAssetMissing:
-		return "integrity"
-	case bundle.KindDecryptFailed, bundle.KindMissingKey, bundle.KindKDFCostRejected:
-		return "decryption"
-	case bundle.KindInvalidJSON, bundle.KindNotABundle:
-		return "structure"
-	default:
-		return "io"
-	}
-}
-
-// fromBundle builds the server's view of one discovered bundle.
+// fromBundle builds the server's view of one fully verified (or failed)
+// bundle. Availability and its reason code are bundle's one rule
+// (round2-decisions 8).
 func (s *Server) fromBundle(b *bundle.Bundle) *workflow {
 	dir, err := filepath.Abs(b.Dir)
 	if err != nil {
 		dir = b.Dir
 	}
 	w := &workflow{id: b.ID, baseID: b.BaseID, dir: dir, encrypted: b.Encrypted, slug: filepath.Base(dir)}
-	usable := b.Integrity == bundle.Verified || b.Integrity == bundle.ContentVerified
-	if !usable {
-		w.errClass = errorClass(b)
-		if b.Err != nil {
-			e := b.Err.Error()
-			w.loadErr = &e
-		} else {
-			e := w.errClass
-			w.loadErr = &e
-		}
+	w.reason = bundle.Availability(b)
+	w.available = w.reason == bundle.Available
+	if b.Integrity != bundle.Verified && b.Integrity != bundle.ContentVerified {
+		w.setLoadErr(b.Err)
 		return w
 	}
-	w.params = b.DeclaredParams()
-	if c := checkParamNames(w.params); c != "" {
-		w.errClass = c
-		w.loadErr = &c
-		w.params = nil
+	if w.available {
+		w.params = b.DeclaredParams()
 	} else {
-		w.available = true
+		w.setLoadErr(nil)
 	}
 	w.stepCount = b.StepCount
 	sv := b.SchemaVersion

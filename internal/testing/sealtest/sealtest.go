@@ -1,0 +1,80 @@
+// Package sealtest seals plaintext Flow bundles for tests, as `openadapt-flow
+// seal` lays them out (flow-bundle.md §8), with a cheap scrypt cost so that
+// tests under the race detector stay fast. Test support only: never linked
+// into the binary.
+package sealtest
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/scrypt"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+)
+
+// N is the scrypt cost of sealed test containers (Flow's own is 2^15).
+const N = 16
+
+// Container returns a Flow container of plain under pass and aad.
+func Container(t testing.TB, plain []byte, pass string, aad bundle.AAD) []byte {
+	t.Helper()
+	salt, nonce := make([]byte, 16), make([]byte, 12)
+	rand.Read(salt)
+	rand.Read(nonce)
+	key, err := scrypt.Key([]byte(pass), salt, N, 8, 1, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Appendf(nil, `{"format":"openadapt-flow-enc","version":1,"cipher":"AES-256-GCM","kdf":"scrypt","kdf_n":%d,"kdf_r":8,"kdf_p":1,"salt":%q,"nonce":%q,"aad":%q,"ciphertext":%q}`,
+		N, b64(salt), b64(nonce), string(aad), b64(gcm.Seal(nil, nonce, plain, []byte(aad))))
+}
+
+// Seal writes the sealed form of the plaintext bundle src to dst (which
+// must not exist): workflow.json becomes workflow.json.enc, every file under
+// templates/ becomes <name>.enc, everything else is copied verbatim.
+func Seal(t testing.TB, src, dst, pass string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		slash := filepath.ToSlash(rel)
+		switch {
+		case slash == "workflow.json":
+			data, out = Container(t, data, pass, bundle.AADWorkflow), out+".enc"
+		case strings.HasPrefix(slash, "templates/"):
+			data, out = Container(t, data, pass, bundle.AADTemplate), out+".enc"
+		}
+		return os.WriteFile(out, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,212 @@
+package serve
+
+import (
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/sealtest"
+)
+
+// copyVector copies the bundle vector testdata/flow/<rel> to dst.
+func copyVector(t *testing.T, rel, dst string) string {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "testdata", "flow", rel))); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// countLoads counts full verifications until the test ends.
+func countLoads(t *testing.T) *atomic.Int64 {
+	var n atomic.Int64
+	testHookLoad = func(string) { n.Add(1) }
+	t.Cleanup(func() { testHookLoad = nil })
+	return &n
+}
+
+type listed struct {
+	available bool
+	reason    bundle.Unavailable
+}
+
+// byDir maps each served workflow's folder name to its availability.
+func byDir(s *session) map[string]listed {
+	m := map[string]listed{}
+	for _, w := range s.srv.cat.workflows {
+		m[filepath.Base(w.dir)] = listed{w.available, w.reason}
+	}
+	return m
+}
+
+func wantListed(t *testing.T, s *session, want map[string]listed) {
+	t.Helper()
+	got := byDir(s)
+	if len(got) != len(want) {
+		t.Fatalf("served %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %+v, want %+v", k, got[k], w)
+		}
+	}
+}
+
+// TestListingVerifiesFully (issue 10 items 6-7): a workflow is available
+// only when its bundle fully verifies; a flipped or deleted asset and a
+// symlinked bundle folder are unavailable with their reason; the ids are
+// the ones full verification gives; the warm start verifies nothing; any
+// change to a file the verification reads (content with the mtime put
+// back, size, deletion, a bare touch) is verified again.
+func TestListingVerifiesFully(t *testing.T) {
+	e := newEnv(t)
+	good := copyVector(t, "plain/mockmed-triage-v3", filepath.Join(e.bundles, "a-good"))
+	copyVector(t, "tampered/template-byte-flipped", filepath.Join(e.bundles, "b-flipped"))
+	copyVector(t, "tampered/asset-missing", filepath.Join(e.bundles, "c-missing"))
+	outside := copyVector(t, "plain/floats-linear", filepath.Join(e.root, "outside"))
+	if err := os.Symlink(outside, filepath.Join(e.bundles, "d-link")); err != nil {
+		t.Fatal(err)
+	}
+	loads := countLoads(t)
+	o := e.opts()
+	fresh := map[string]listed{
+		"a-good":    {true, ""},
+		"b-flipped": {false, bundle.IntegrityFailed},
+		"c-missing": {false, bundle.IntegrityFailed},
+		"d-link":    {false, bundle.UnsafePath},
+	}
+	s1 := start(t, o)
+	wantListed(t, s1, fresh)
+	if n := loads.Swap(0); n != 3 {
+		t.Errorf("cold start: %d full verifications, want 3 (the link is refused unread)", n)
+	}
+	// The ids are exactly those of full verification (bundle verify).
+	bs, err := bundle.Discover(e.bundles, bundle.WithLevel(bundle.Full), bundle.WithoutKey())
+	if err != nil || len(bs) != len(s1.srv.cat.workflows) {
+		t.Fatalf("discover: %v %d", err, len(bs))
+	}
+	for i, b := range bs {
+		if w := s1.srv.cat.workflows[i]; w.id != b.ID || filepath.Base(w.dir) != filepath.Base(b.Dir) {
+			t.Errorf("workflow %d: %s %s, bundle verify gives %s %s", i, w.id, w.dir, b.ID, b.Dir)
+		}
+	}
+
+	s2 := start(t, o)
+	wantListed(t, s2, fresh)
+	if n := loads.Swap(0); n != 0 {
+		t.Errorf("warm start: %d full verifications, want 0", n)
+	}
+	for i, w := range s2.srv.cat.workflows {
+		if w.id != bs[i].ID {
+			t.Errorf("warm id %d: %s, want %s", i, w.id, bs[i].ID)
+		}
+	}
+
+	tmpl := filepath.Join(good, "templates", "step_000.png")
+	orig, err := os.ReadFile(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(tmpl)
+	restore := func() {
+		t.Helper()
+		if err := os.WriteFile(tmpl, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(tmpl, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		s := start(t, o)
+		wantListed(t, s, fresh)
+		loads.Store(0)
+	}
+	broken := map[string]listed{"a-good": {false, bundle.IntegrityFailed}}
+	for k, v := range fresh {
+		if k != "a-good" {
+			broken[k] = v
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func()
+		want   map[string]listed
+	}{
+		{"byte flipped, same size, mtime put back (ctime differs)", func() {
+			b := append([]byte(nil), orig...)
+			b[len(b)/2] ^= 1
+			if err := os.WriteFile(tmpl, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(tmpl, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}, broken},
+		{"size changed", func() {
+			if err := os.WriteFile(tmpl, append(append([]byte(nil), orig...), 0), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, broken},
+		{"deleted", func() {
+			if err := os.Remove(tmpl); err != nil {
+				t.Fatal(err)
+			}
+		}, broken},
+		{"touched only", func() {
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(tmpl, later, later); err != nil {
+				t.Fatal(err)
+			}
+		}, fresh},
+	} {
+		tc.change()
+		s := start(t, o)
+		wantListed(t, s, tc.want)
+		if n := loads.Load(); n != 1 {
+			t.Errorf("%s: %d full verifications, want 1", tc.name, n)
+		}
+		restore()
+	}
+}
+
+// TestSealedListingCache (round2-decisions 17): a sealed bundle is listed
+// at full verification (every template decrypted); the warm start reuses
+// the result only under the same key (one key check, no bundle work); an
+// unlisted templates/**/*.enc added after caching is verified again and
+// makes the workflow unavailable.
+func TestSealedListingCache(t *testing.T) {
+	e := newEnv(t)
+	const pass = "test-passphrase"
+	dir := filepath.Join(e.bundles, "sealed")
+	sealtest.Seal(t, filepath.Join("..", "testdata", "flow", "plain", "mockmed-triage-v3"), dir, pass)
+	defer func(n int) { keyCheckN = n }(keyCheckN)
+	keyCheckN = sealtest.N
+	loads := countLoads(t)
+	withKey := func(key string) Options {
+		o := e.opts()
+		if key != "" {
+			o.Environ = append(o.Environ, bundle.KeyEnv+"="+key)
+		}
+		return o
+	}
+	step := func(name, key string, wantLoads int64, want listed) {
+		t.Helper()
+		s := start(t, withKey(key))
+		wantListed(t, s, map[string]listed{"sealed": want})
+		if n := loads.Swap(0); n != wantLoads {
+			t.Errorf("%s: %d full verifications, want %d", name, n, wantLoads)
+		}
+	}
+	step("cold", pass, 1, listed{true, ""})
+	step("warm, same key", pass, 0, listed{true, ""})
+	step("wrong key", "not the key", 1, listed{false, bundle.DecryptFailed})
+	step("no key", "", 1, listed{false, bundle.MissingKey})
+	step("no key, warm", "", 0, listed{false, bundle.MissingKey})
+	step("key again", pass, 1, listed{true, ""})
+	if err := os.WriteFile(filepath.Join(dir, "templates", "extra.png.enc"), []byte(`{"format":"openadapt-flow-enc"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step("unlisted template added", pass, 1, listed{false, bundle.DecryptFailed})
+}
