@@ -49,6 +49,9 @@ const MaxListed = 10000
 // maxNames bounds how many directory entries List looks at.
 const maxNames = 4 * MaxListed
 
+// testOnlyMaxListed is [MaxListed], lowered by tests.
+var testOnlyMaxListed = MaxListed
+
 var (
 	// ErrNoRunsDir is returned (wrapping fs.ErrNotExist) by [Open] when the
 	// runs folder does not exist.
@@ -215,7 +218,7 @@ func (s *Store) List(ctx context.Context) (*Listing, error) {
 		if !ok || !flowrun.ValidRunID(id) {
 			continue
 		}
-		if len(l.Runs)+l.Unreadable >= MaxListed {
+		if len(l.Runs)+l.Unreadable >= testOnlyMaxListed {
 			l.Truncated = true
 			break
 		}

@@ -357,3 +357,24 @@ func TestReadRecordFile(t *testing.T) {
 		t.Errorf("bad id: %v", err)
 	}
 }
+
+// TestListTruncated: a folder with more than MaxListed records is listed
+// partially (the cap lowered to 5 here), and says so.
+func TestListTruncated(t *testing.T) {
+	testOnlyMaxListed = 5
+	defer func() { testOnlyMaxListed = MaxListed }()
+	runs, records := newRunsDir(t)
+	body := terminalRecord(idA, "2026-12-01T10:00:00Z", "2026-12-01T10:00:01Z")
+	for i := 0; i < 6; i++ {
+		id := fmt.Sprintf("run-%024x", i)
+		write(t, filepath.Join(records, id+".json"), strings.Replace(body, idA, id, 1))
+	}
+	l, err := open(t, runs).List(context.Background())
+	if err != nil || !l.Truncated || len(l.Runs) != 5 {
+		t.Fatalf("listing of 6 records: %d runs, truncated %v, %v", len(l.Runs), l.Truncated, err)
+	}
+	testOnlyMaxListed = 6
+	if l, err := open(t, runs).List(context.Background()); err != nil || l.Truncated || len(l.Runs) != 6 {
+		t.Fatalf("listing at the cap: %d runs, truncated %v, %v", len(l.Runs), l.Truncated, err)
+	}
+}
