@@ -161,7 +161,7 @@ func TestExpandLeavesOtherResults(t *testing.T) {
 	own := func(i string) []byte {
 		return []byte(`{"tools":[{"inputSchema":null,"name":"\u0000` + p.nonce + `-` + i + `"}]}`)
 	}
-	if got := string(p.expand(own("0"))); got != `{"tools":[{"name":"x"}]}` {
+	if got := string(bytes.Join(p.expand(own("0")), nil)); got != `{"tools":[{"name":"x"}]}` {
 		t.Fatalf("own sentinel: %s", got)
 	}
 	var other toolPages
@@ -172,7 +172,7 @@ func TestExpandLeavesOtherResults(t *testing.T) {
 		[]byte(`{"content":[],"structuredContent":{"name":"x"}}`),
 		[]byte(`{"tools":[]}`),
 	} {
-		if got := p.expand(in); !bytes.Equal(got, in) {
+		if got := p.expand(in); len(got) != 1 || !bytes.Equal(got[0], in) {
 			t.Fatalf("%s rewritten to %s", in, got)
 		}
 	}

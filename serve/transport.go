@@ -67,9 +67,10 @@ type framedTransport struct {
 	// sessionID is the connection's session id (toolPages.sessionID: it
 	// tells the tools/list middleware that expand will run on its result).
 	sessionID string
-	// expand, when set, rewrites a successful result before it is framed
-	// (toolPages.expand: a pre-encoded tools/list page).
-	expand func([]byte) []byte
+	// expand, when set, splits a successful result into the parts written
+	// in its place (toolPages.expand: a pre-encoded tools/list page, written
+	// from the cache without a copy).
+	expand func([]byte) [][]byte
 
 	mu   sync.Mutex
 	conn *framedConn
@@ -216,38 +217,43 @@ func (c *framedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	var data []byte
 	var err error
+	var parts [][]byte // the frame: data, then these
 	if isResp && resp.Error == nil && len(resp.Result) > 0 {
 		// The result is JSON the SDK just marshaled: frame it directly
 		// instead of re-encoding (and re-compacting) a large tools/list.
-		result := resp.Result
-		if c.t.expand != nil {
-			result = c.t.expand(result)
-		}
 		id, ierr := json.Marshal(resp.ID.Raw())
 		if ierr != nil {
 			return ierr
 		}
-		data = make([]byte, 0, len(result)+len(id)+40)
+		parts = [][]byte{resp.Result}
+		if c.t.expand != nil {
+			parts = c.t.expand(resp.Result)
+		}
+		data = make([]byte, 0, len(id)+40)
 		data = append(data, `{"jsonrpc":"2.0","id":`...)
 		data = append(data, id...)
 		data = append(data, `,"result":`...)
-		data = append(data, result...)
-		data = append(data, '}')
+		parts = append(parts, []byte{'}'})
 	} else if data, err = jsonrpc.EncodeMessage(msg); err != nil {
 		return err
 	}
-	if len(data) > MaxFrameBytes {
+	size := len(data)
+	for _, p := range parts {
+		size += len(p)
+	}
+	if size > MaxFrameBytes {
 		if !isResp {
 			// An oversized notification is dropped; results are bounded by
 			// construction (result_too_large), so this is unreachable.
 			return nil
 		}
+		parts = nil
 		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rpcErrorCopy[jsonrpc.CodeInternalError]}})
 		if err != nil {
 			return err
 		}
 	}
-	err = c.writeLine(data)
+	err = c.writeLine(append([][]byte{data}, parts...)...)
 	if isResp {
 		c.pmu.Lock()
 		if n := c.pending[resp.ID]; n > 0 {
@@ -264,13 +270,30 @@ func (c *framedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-func (c *framedConn) writeLine(data []byte) error {
+// writeLine writes one frame, the concatenation of parts, and its newline.
+// Small parts are joined into one write; a large one (a tools/list page)
+// is written from its own buffer.
+func (c *framedConn) writeLine(parts ...[]byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if _, err := c.out.Write(data); err != nil {
-		return err
+	var buf []byte
+	for _, p := range parts {
+		if len(p) < 64<<10 {
+			buf = append(buf, p...)
+			continue
+		}
+		if len(buf) > 0 {
+			if _, err := c.out.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		if _, err := c.out.Write(p); err != nil {
+			return err
+		}
 	}
-	_, err := c.out.Write([]byte{'\n'})
+	buf = append(buf, '\n')
+	_, err := c.out.Write(buf)
 	return err
 }
 
