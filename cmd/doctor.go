@@ -26,7 +26,10 @@ func newDoctorCmd(io *IO) *cobra.Command {
 		Long: `doctor checks what serve needs and prints one line per check (ok, warn or
 fail) with the exact fix for every problem: the Flow CLI and its version,
 OPENADAPT_BUNDLE_KEY when sealed bundles exist, the runs folder, bundle
-verification, the admission ledger snapshot, and the agents it detects
+verification, the admission ledger snapshot, Flow's Python interpreter, the
+Flow-side helper's handshake (start, hello, version pin, close), the
+deployment config (--config, read-only: no browser opens), authoring
+availability, and the agents it detects
 (Claude Code, Codex, Cursor) with the command or snippet that registers this
 server in each. The flags and their defaults are serve's.
 
@@ -37,6 +40,7 @@ Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails,
 2 for a usage error.`,
 		Example: `  openadapt-agent doctor --bundles ~/openadapt/bundles
   openadapt-agent doctor --bundles ~/openadapt/bundles --runs-dir ~/.openadapt/runs
+  openadapt-agent doctor --flow-python /usr/bin/python3 --config deploy.yaml --headed
   openadapt-agent doctor --json`,
 		Args: noArgs(),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -67,6 +71,10 @@ Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails,
 	f.StringVar(&opts.RunsDir, "runs-dir", "", "runs folder (as for serve; default the per-user state folder)")
 	f.StringVar(&opts.Ledger, "ledger", "", "admission ledger file or evidence folder (default: the embedded snapshot)")
 	f.StringVar(&opts.FlowCLI, "flow-cli", "openadapt-flow", "command that starts Flow, split like a shell command without expansions")
+	f.StringVar(&opts.FlowPython, "flow-python", "", "Python interpreter of the Flow install (default: from the openadapt-flow script's #! line)")
+	f.StringVar(&opts.Config, "config", "", "deployment config YAML for attended Continue/Skip (checked read-only, no browser)")
+	f.StringVar(&opts.URL, "url", "", "application URL (overrides deployment.backend.url, as for serve)")
+	f.BoolVar(&opts.Headed, "headed", false, "visible browser (overrides deployment.backend.headed, as for serve)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	addQuietFlag(c)
 	return c

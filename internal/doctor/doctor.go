@@ -12,7 +12,7 @@
 // ids, error classes), never protected data: no workflow names, intents,
 // recorded values, report bodies, Flow output or the bundle key. The only
 // paths that appear are the ones the operator passed (--bundles, --runs-dir,
-// --ledger), made absolute, inside the registration snippets that must name
+// --ledger, --config, --flow-python), made absolute, Flow's interpreter, inside the registration snippets that must name
 // them, and this binary's own path.
 package doctor
 
@@ -112,9 +112,10 @@ type Env struct {
 	FlowVersion func(ctx context.Context, argv []string) (string, error)
 	// Ledger, if set, checks the admission ledger (see [LedgerFunc]).
 	Ledger LedgerFunc
-	// Authoring, if set, checks whether Flow provides authoring (see
-	// [AuthoringFunc]).
-	Authoring AuthoringFunc
+	// Helper, if set, runs the Flow-side helper checks: the interpreter,
+	// the handshake, the deployment config and authoring (see
+	// [HelperFunc]).
+	Helper HelperFunc
 }
 
 // LedgerFunc checks the admission ledger at path ("" = the snapshot embedded
@@ -137,6 +138,13 @@ type Options struct {
 	FlowCLI string
 	// FlowCLISet reports that --flow-cli was given explicitly.
 	FlowCLISet bool
+	// FlowPython is --flow-python; "" means from the Flow command.
+	FlowPython string
+	// Config is --config (the attended deployment config); "" means none.
+	Config string
+	// URL and Headed are serve's --url and --headed overrides of Config.
+	URL    string
+	Headed bool
 }
 
 // errFlowVersion: the Flow command ran but did not exit 0.
@@ -170,8 +178,11 @@ func Run(ctx context.Context, env Env, opts Options, version string) *Report {
 	if env.Ledger != nil {
 		r.add(env.Ledger(ctx, absFrom(env.WorkDir, opts.Ledger), env.Now()))
 	}
-	if env.Authoring != nil {
-		r.add(env.Authoring(ctx, opts.FlowCLI))
+	if env.Helper != nil {
+		for _, c := range env.Helper(ctx, HelperOptions{FlowCLI: opts.FlowCLI, FlowPython: opts.FlowPython,
+			Config: absFrom(env.WorkDir, opts.Config), URL: opts.URL, Headed: opts.Headed}) {
+			r.add(c)
+		}
 	}
 	for _, c := range checkAgents(env, opts) {
 		r.add(c)

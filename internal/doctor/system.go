@@ -25,8 +25,9 @@ func System() Env {
 		TempDir:  os.TempDir(),
 		Now:      time.Now,
 		Ledger:   LedgerCheck,
-		// Authoring availability (u15): the helper's authoring.probe.
-		Authoring: AuthoringCheck,
+		// The Flow-side helper: interpreter, handshake, deployment
+		// config, authoring availability.
+		Helper: HelperChecks,
 		FlowVersion: func(ctx context.Context, argv []string) (string, error) {
 			x := flowrun.Exec(ctx, flowrun.Command{
 				Args:    append(append([]string(nil), argv...), "--version"),

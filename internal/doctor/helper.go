@@ -1,0 +1,219 @@
+package doctor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+)
+
+// The Flow-side helper checks (issue 13 item 7; flow-helper.md §2.1, §2.2,
+// §12.25): Flow's interpreter found as serve finds it, the helper
+// handshake (start, hello, version pin, close), the deployment config
+// through the read-only deployment.check op (no browser), and authoring
+// availability through authoring.probe, all on one short-lived helper.
+
+// Check ids of the helper checks, in report order.
+const (
+	IDFlowPython = "flow_python"
+	IDHelper     = "flow_helper"
+	IDDeployment = "deployment_config"
+	// IDAuthoring is the authoring check: whether the installed Flow
+	// provides openadapt_flow.authoring (serve --authoring, authoring
+	// connect).
+	IDAuthoring = "authoring"
+)
+
+// HelperOptions are the flags the helper checks use, as serve reads them.
+type HelperOptions struct {
+	FlowCLI    string // the Flow command (serve's --flow-cli)
+	FlowPython string // --flow-python ("" = from the Flow command)
+	Config     string // --config, absolute ("" = not given)
+	URL        string // --url ("" = none)
+	Headed     bool   // --headed
+}
+
+// HelperFunc runs the helper checks and returns exactly four checks:
+// flow_python, flow_helper, deployment_config and authoring. A hook, like
+// [LedgerFunc], so report tests need no Python.
+type HelperFunc func(ctx context.Context, o HelperOptions) []Check
+
+// helperOperator and helperEnviron are test knobs.
+var (
+	helperOperator = flowhelper.Operator
+	helperEnviron  = os.Environ
+)
+
+// HelperChecks is the [HelperFunc] of a real machine.
+func HelperChecks(ctx context.Context, o HelperOptions) []Check {
+	py := Check{ID: IDFlowPython, Status: Warn}
+	hc := Check{ID: IDHelper, Status: Warn}
+	dc := Check{ID: IDDeployment, Status: Warn}
+	ac := Check{ID: IDAuthoring, Status: Warn}
+	// An explicit --flow-python or --config says the operator means to use
+	// the helper: then a problem fails instead of warning.
+	intent := Warn
+	if o.FlowPython != "" || o.Config != "" {
+		intent = Fail
+	}
+	notChecked := func(why string) []Check {
+		hc.Message = "not checked: " + why
+		if o.Config == "" {
+			dc = noConfig()
+		} else {
+			dc.Status = intent
+			dc.Message = "not checked: " + why
+		}
+		ac.Message = "not checked: " + why
+		return []Check{py, hc, dc, ac}
+	}
+	words, err := flowrun.SplitCommand(o.FlowCLI)
+	if err != nil || len(words) == 0 {
+		py.Message = "not checked: --flow-cli is not a command"
+		return notChecked("no Flow Python interpreter")
+	}
+	env := flowrun.ChildEnv(helperEnviron(), nil)
+	interp, err := flowhelper.FindPython(o.FlowPython, words[0], pathOf(env))
+	if err != nil {
+		py.Status = intent
+		if o.FlowPython != "" {
+			py.Message = "the --flow-python interpreter was not found"
+			py.Fix = "pass --flow-python the Python that runs Flow: a program on PATH or an absolute path"
+		} else {
+			py.Message = "Flow's Python interpreter could not be determined from the Flow command (" + words[0] + "): it is not a Python console script"
+			py.Fix = "pass --flow-python PATH (the Python that runs Flow) to doctor and to serve, tutorial prepare, attention and authoring connect"
+		}
+		return notChecked("no Flow Python interpreter")
+	}
+	py.Status = OK
+	if o.FlowPython != "" {
+		py.Message = "Flow's Python interpreter (--flow-python): " + interp.Path
+	} else {
+		py.Message = "Flow's Python interpreter, from the Flow command's #! line: " + interp.Path
+	}
+
+	tmp, err := os.MkdirTemp("", "openadapt-agent-doctor-")
+	if err != nil {
+		return notChecked("no private temporary directory")
+	}
+	defer os.RemoveAll(tmp)
+	var id [6]byte
+	_, _ = rand.Read(id[:])
+	op, _ := helperOperator()
+	t0 := time.Now()
+	h, err := flowhelper.Start(ctx, flowhelper.Config{Interpreter: interp, StateDir: filepath.Join(tmp, "state"),
+		Instance: "doctor-" + hex.EncodeToString(id[:]), Env: env, Operator: op})
+	if err != nil {
+		var se *flowhelper.StartError
+		msg := "the Flow helper could not be started"
+		if errors.As(err, &se) {
+			msg = se.Msg
+		}
+		r := notChecked("the Flow helper did not start")
+		r[1] = Check{ID: IDHelper, Status: intent, Message: "the Flow helper did not complete its handshake: " + msg,
+			Fix: "the helper runs with Flow's own Python: pass the interpreter that imports openadapt_flow 1.32.x as --flow-python"}
+		return r
+	}
+	defer func() { _, _ = h.Close() }()
+	hl := h.Hello()
+	hc.Status = OK
+	hc.Message = fmt.Sprintf("the Flow helper started and answered hello in %.1f s: openadapt-flow %s, Python %s, protocol %d",
+		time.Since(t0).Seconds(), flowhelper.CleanVersion(hl.FlowVersion), flowhelper.CleanVersion(hl.PythonVersion), hl.Protocol)
+	if op == "" {
+		hc.Status = Warn
+		hc.Message += "; but the local operator identity could not be derived, so serve --allow-attended-actions will not start"
+	}
+	// d′ (flow-helper.md §2.1): with --flow-python, runs and helper must
+	// run the same Flow.
+	if o.FlowPython != "" {
+		if err := flowhelper.CheckRunVersion(ctx, words, env, "", hl.FlowVersion); err != nil {
+			var se *flowhelper.StartError
+			hc.Status = Fail
+			hc.Message = "the Flow helper and the Flow command disagree"
+			if errors.As(err, &se) {
+				hc.Message += ": " + se.Msg
+			}
+			hc.Fix = "pass --flow-python the interpreter of the same Flow install as --flow-cli"
+		}
+	}
+	dc = checkDeployment(ctx, h, o)
+	ac = probeAuthoring(ctx, h)
+	return []Check{py, hc, dc, ac}
+}
+
+func noConfig() Check {
+	return Check{ID: IDDeployment, Status: OK,
+		Message: "no --config given: serve --allow-attended-actions would register Reject, Teach and Escalate only (live Continue/Skip need a deployment config)"}
+}
+
+// checkDeployment is the read-only deployment.check (§12.25) with serve's
+// overrides and its §12.3 messages.
+func checkDeployment(ctx context.Context, h *flowhelper.Helper, o HelperOptions) Check {
+	if o.Config == "" {
+		return noConfig()
+	}
+	c := Check{ID: IDDeployment, Status: Fail}
+	req := flowhelper.DeploymentRequest{DeploymentConfig: o.Config, Headed: o.Headed}
+	if o.URL != "" {
+		u := o.URL
+		req.URL = &u
+	}
+	info, err := h.CheckDeployment(ctx, req)
+	var he *flowhelper.Error
+	switch {
+	case errors.As(err, &he) && he.Reason == "deployment_config":
+		c.Message = "the deployment config could not be read: " + o.Config
+		c.Fix = "pass --config a deployment YAML that openadapt-flow run --config accepts"
+	case err != nil:
+		c.Message = "not checked: the Flow helper did not answer deployment.check"
+	case info.BackendKind == "web" && !info.URLPresent:
+		c.Message = "attended Continue/Skip need the application URL: set deployment.backend.url in --config or pass --url"
+		c.Fix = "add backend.url to " + o.Config + ", or pass --url to serve"
+	case info.BackendKind == "web" && !info.Headed:
+		c.Message = "attended Continue/Skip need a visible browser: set deployment.backend.headed: true in --config or pass --headed"
+		c.Fix = "add backend.headed: true to " + o.Config + ", or pass --headed to serve"
+	default:
+		c.Status = OK
+		c.Message = "the deployment config loads (backend " + flowhelper.CleanVersion(info.BackendKind) + "): serve --allow-attended-actions --config can open the live Continue/Skip session"
+		if info.BackendKind == "web" {
+			c.Message += " (the browser starts only in serve)"
+		}
+	}
+	return c
+}
+
+// probeAuthoring runs authoring.probe. Authoring is optional, so a missing
+// module is a warning, never a failure.
+func probeAuthoring(ctx context.Context, h *flowhelper.Helper) Check {
+	c := Check{ID: IDAuthoring, Status: Warn}
+	v := flowhelper.CleanVersion(h.Hello().FlowVersion)
+	ok, err := h.ProbeAuthoring(ctx)
+	switch {
+	case err != nil:
+		c.Message = "not checked: the Flow helper did not answer the authoring probe"
+	case ok:
+		c.Status = OK
+		c.Message = "openadapt_flow.authoring is available with openadapt-flow " + v + ": serve --authoring and authoring connect can run"
+	default:
+		c.Message = "openadapt_flow.authoring is not available with openadapt-flow " + v + ": serve --authoring and authoring connect fail closed"
+		c.Fix = "authoring needs a Flow release that ships openadapt_flow.authoring; everything else works without it"
+	}
+	return c
+}
+
+func pathOf(env []string) string {
+	p := ""
+	for _, kv := range env {
+		if len(kv) > 5 && kv[:5] == "PATH=" {
+			p = kv[5:]
+		}
+	}
+	return p
+}
