@@ -155,8 +155,12 @@ func TestDistVersionsAgree(t *testing.T) {
 func TestDistServerJSONReadOnly(t *testing.T) {
 	t.Parallel()
 	raw, server := readJSONFile(t, serverJSONPath)
-	if strings.Contains(string(raw), "--allow") || strings.Contains(string(raw), "--authoring") || strings.Contains(string(raw), "--tutorial") {
-		t.Fatal("server.json must not mention --allow-*, --authoring or --tutorial: registry installs start read-only")
+	// The attended setup is shown (issue 13 item 7) as optional arguments
+	// that start off; nothing else widens access.
+	for _, flag := range []string{"--allow-run", "--allow-protected-export", "--allow-synthetic", "--allow-url-override", "--authoring", "--tutorial"} {
+		if strings.Contains(string(raw), flag) {
+			t.Fatalf("server.json must not mention %s: registry installs start read-only", flag)
+		}
 	}
 	if server["name"] != "io.github.OpenAdaptAI/openadapt-agent" {
 		t.Errorf("name = %v", server["name"])
@@ -196,6 +200,28 @@ func TestDistServerJSONReadOnly(t *testing.T) {
 		}
 		if bundles == nil || bundles["isRequired"] != true || bundles["format"] != "filepath" || bundles["type"] != "named" {
 			t.Errorf("packages[%d]: --bundles must be a required named filepath argument, got %v", i, bundles)
+		}
+		// The attended arguments mirror manifest.json's user_config: the
+		// booleans default to "false" (rendered --flag=false), the paths
+		// are optional.
+		attended := map[string]string{"--allow-attended-actions": "boolean", "--config": "filepath", "--headed": "boolean", "--flow-python": "filepath"}
+		for _, a := range args {
+			a := a.(map[string]any)
+			name, _ := a["name"].(string)
+			if strings.HasPrefix(name, "--allow") && name != "--allow-attended-actions" {
+				t.Errorf("packages[%d]: %s widens access", i, name)
+			}
+			f, ok := attended[name]
+			if !ok {
+				continue
+			}
+			delete(attended, name)
+			if a["type"] != "named" || a["isRequired"] != false || a["format"] != f || (f == "boolean") != (a["default"] == "false") {
+				t.Errorf("packages[%d]: %s must be an optional named %s argument (booleans default \"false\"), got %v", i, name, f, a)
+			}
+		}
+		if len(attended) != 0 {
+			t.Errorf("packages[%d]: server.json lacks the attended setup arguments %v", i, attended)
 		}
 		env := pkg["environmentVariables"].([]any)
 		if len(env) != 1 {
@@ -525,7 +551,8 @@ func TestDistManifestArgsStartServe(t *testing.T) {
 
 // TestDistServerJSONArgsStartServe builds the command line a registry client
 // builds from server.json's packageArguments (the positional value, then each
-// named argument with a value) and checks that serve starts read-only.
+// named argument with a value or its default; the attended setup's defaults
+// are off) and checks that serve starts read-only.
 func TestDistServerJSONArgsStartServe(t *testing.T) {
 	t.Parallel()
 	_, server := readJSONFile(t, serverJSONPath)
@@ -538,17 +565,23 @@ func TestDistServerJSONArgsStartServe(t *testing.T) {
 		case "positional":
 			args = append(args, arg["value"].(string))
 		case "named":
+			// A value the user gives, else the default as --flag=value
+			// (the schema's NamedArgument form), else an optional
+			// argument is left out.
 			name := arg["name"].(string)
-			v, ok := values[name]
-			if !ok {
+			if v, ok := values[name]; ok {
+				args = append(args, name, v)
+			} else if d, ok := arg["default"].(string); ok {
+				args = append(args, name+"="+d)
+			} else if arg["isRequired"] == true {
 				t.Fatalf("no test value for %s", name)
 			}
-			args = append(args, name, v)
 		}
 	}
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), args, nil, &stdout, &stderr)
-	if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "; run tools disabled;") || !strings.Contains(stderr.String(), "protected MCP export disabled") {
+	if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "; run tools disabled;") || !strings.Contains(stderr.String(), "protected MCP export disabled") ||
+		!strings.Contains(stderr.String(), "; attended decisions disabled;") {
 		t.Errorf("serve %q exited %d, stdout %q, stderr %q; want a read-only start", args, code, stdout.String(), stderr.String())
 	}
 }

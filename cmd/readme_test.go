@@ -26,6 +26,11 @@ var readmeCoveredElsewhere = map[string]string{
 	"serve --bundles ~/openadapt/bundles --runs-dir ~/openadapt/runs --allow-attended-actions --flow-python /usr/bin/python3": "TestRealFlowAttendedE2E",
 	"attention list --runs-dir ~/openadapt/runs":                                                             "TestAttentionList",
 	"attention escalate 302aa61015d20d93ce981a9d --runs-dir ~/openadapt/runs --flow-python /usr/bin/python3": "TestAttentionDecide",
+	// Headed Continue: the real binary under Xvfb against real Flow.
+	"serve --bundles ~/openadapt/bundles --runs-dir ~/openadapt/runs --allow-attended-actions --config ~/openadapt/deploy.yaml --headed --flow-python /usr/bin/python3": "TestRealFlowHeadedContinue",
+	// doctor's helper checks: the fake helper (internal/doctor).
+	"doctor --flow-python /usr/bin/python3 --config ~/openadapt/deploy.yaml --headed":                "TestHelperChecksFakeHelper",
+	"doctor --flow-python /ABSOLUTE/PATH/TO/python3 --config /ABSOLUTE/PATH/TO/deploy.yaml --headed": "TestHelperChecksFakeHelper",
 }
 
 // readmeInvocation is one openadapt-agent command shown in README.md.
