@@ -84,8 +84,26 @@ func newRFE2E(t *testing.T) *rfE2E {
 }
 
 func (e *rfE2E) env() []string {
-	return []string{"PATH=" + filepath.Join(e.dir, "bin") + ":" + os.Getenv("PATH"), "HOME=" + e.home,
+	env := []string{"PATH=" + filepath.Join(e.dir, "bin") + ":" + os.Getenv("PATH"), "HOME=" + e.home,
 		"OPENADAPT_DURABLE_AUTHORITY_DB=" + e.db, "AWS_SECRET_ACCESS_KEY=planted-aws-secret"}
+	if d := os.Getenv("DISPLAY"); d != "" {
+		env = append(env, "DISPLAY="+d) // headed runs (with-xvfb)
+	}
+	return env
+}
+
+// helperLogTail is the end of the protected helper logs, for failures.
+func (e *rfE2E) helperLogTail() string {
+	logs, _ := filepath.Glob(filepath.Join(e.runs, ".openadapt-agent", "logs", "helper-*.log"))
+	var b strings.Builder
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		if len(data) > 4000 {
+			data = data[len(data)-4000:]
+		}
+		fmt.Fprintf(&b, "--- %s\n%s\n", filepath.Base(l), data)
+	}
+	return b.String()
 }
 
 type e2eSession struct {
@@ -119,7 +137,7 @@ func (e *rfE2E) serve(elicit bool, flags ...string) *e2eSession {
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
-		e.t.Fatalf("connect: %v\n%s", err, se.stderr)
+		e.t.Fatalf("connect: %v\n%s\n%s", err, se.stderr, e.helperLogTail())
 	}
 	se.cs = cs
 	e.t.Cleanup(func() { cs.Close() })

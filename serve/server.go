@@ -179,8 +179,15 @@ func (s *Server) Banner() string {
 		onOff(s.opts.AllowProtectedExport, "ENABLED", "disabled"),
 		onOff(s.opts.AllowSyntheticRecordedDefaults, "ENABLED", "disabled"),
 		onOff(s.tut != nil, "enabled", "disabled"))
-	fmt.Fprintf(&b, "; tool mode %s; admission gate %s", s.opts.ToolMode, s.gateName())
-	if s.gateOn() {
+	if s.tut != nil {
+		// Tutorial mode (issue 14 item 3): the one workflow passes on the
+		// exemption bound to the digest this server prepared, never on
+		// the gate being off.
+		fmt.Fprintf(&b, "; tool mode %s; %s", s.opts.ToolMode, s.tutorialGate())
+	} else {
+		fmt.Fprintf(&b, "; tool mode %s; admission gate %s", s.opts.ToolMode, s.gateName())
+	}
+	if s.gateOn() && s.tut == nil {
 		if s.opts.Ledger == "" {
 			b.WriteString(" (embedded ledger snapshot)")
 		}

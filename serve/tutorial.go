@@ -97,6 +97,11 @@ func (s *Server) admitTutorial(w *workflow) *failure {
 	return nil
 }
 
+// tutorialGate is the banner's admission clause in tutorial mode.
+func (s *Server) tutorialGate() string {
+	return "admission: only the prepared tutorial bundle is exempt, bound to its content digest sha256:" + s.tut.sess.ContentDigest
+}
+
 // tutorialRun sets the tutorial's run arguments (§7.2 argv step 6): Flow's
 // run verb with the prepared deployment config and MockMed URL, profile
 // standard, --headed when set, and the fixed parameters file
