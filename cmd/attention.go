@@ -171,15 +171,20 @@ var (
 
 func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id string) error {
 	live := flowhelper.IsLive(action)
-	if live && o.config == "" {
-		return usageErrorf("attention %s needs --config: it runs in the live application session", action)
-	}
 	if o.key != "" && !validKey(o.key) {
 		return usageErrorf("--idempotency-key must match ^[A-Za-z0-9._:-]{16,200}$")
 	}
 	root, err := filepath.Abs(o.runsDir)
 	if err != nil {
 		return usageError(err)
+	}
+	// A same-key retry of a journaled decision replays it, before any
+	// confirmation or live session: nothing is dispatched.
+	if done, err := attentionReplay(ctx, st, o, root, action, id); done {
+		return err
+	}
+	if live && o.config == "" {
+		return usageErrorf("attention %s needs --config: it runs in the live application session", action)
 	}
 	it, err := attention.Get(root, id)
 	if err != nil {
@@ -206,16 +211,9 @@ func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id s
 	if err != nil || op == "" {
 		return usageError(errors.New(flowhelper.MsgOperator))
 	}
-	env := flowrun.ChildEnv(attentionEnviron(), nil)
-	interp, err := flowhelper.FindPython(o.flowPython, "openadapt-flow", envOf(env, "PATH"))
+	h, err := startAttentionHelper(ctx, st, o, root, op)
 	if err != nil {
-		return usageError(err)
-	}
-	instance := "attention-" + randHex(8)
-	h, err := flowhelper.Start(ctx, flowhelper.Config{Interpreter: interp, StateDir: filepath.Join(root, ".openadapt-agent"),
-		Instance: instance, Env: env, Operator: op})
-	if err != nil {
-		return usageError(err)
+		return err
 	}
 	defer h.Close()
 	if live {
@@ -269,6 +267,71 @@ func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id s
 			IdempotencyKey: key, Action: action, Disposition: flowhelper.Dispositions[action], DecidedBy: decidedBy, Operator: op})
 	}
 	return reportDecision(st, action, key, dec, err)
+}
+
+// startAttentionHelper starts the embedded helper for root's runs with the
+// durable-authority database the server recorded there (flow-helper.md
+// §12.24): only that journal accepts decisions on the server's pauses.
+func startAttentionHelper(ctx context.Context, st *IO, o *attentionOpts, root, op string) (*flowhelper.Helper, error) {
+	env := flowrun.ChildEnv(attentionEnviron(), nil)
+	state := filepath.Join(root, ".openadapt-agent")
+	if p := flowhelper.ReadAuthorityRecord(ctx, state); p != "" {
+		wd, _ := os.Getwd()
+		if flowhelper.AuthorityDB(env, wd) != p {
+			fmt.Fprintln(st.Err, "using the durable-authority database that serve recorded for this runs directory (OPENADAPT_DURABLE_AUTHORITY_DB or HOME differs here)")
+		}
+		env = flowhelper.WithAuthorityDB(env, p)
+	}
+	interp, err := flowhelper.FindPython(o.flowPython, "openadapt-flow", envOf(env, "PATH"))
+	if err != nil {
+		return nil, usageError(err)
+	}
+	h, err := flowhelper.Start(ctx, flowhelper.Config{Interpreter: interp, StateDir: state,
+		Instance: "attention-" + randHex(8), Env: env, Operator: op})
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return h, nil
+}
+
+// attentionReplay is the terminal's replay after close (flow-helper.md §6,
+// §11.1 Q2): a retry with --idempotency-key of a decision Flow journaled
+// for this item and action, byte-identical (same key, action, disposition,
+// capability digest), returns that decision through attended.replay, even
+// after the item closed or the server that decided it stopped. Nothing is
+// dispatched, so nothing is confirmed. It reports false when the key has
+// no such decision.
+func attentionReplay(ctx context.Context, st *IO, o *attentionOpts, root, action, id string) (bool, error) {
+	if o.key == "" {
+		return false, nil
+	}
+	dir, ok := attention.RunDir(root, id)
+	if !ok {
+		return false, nil
+	}
+	j, ok := flowhelper.LastJournaled(ctx, dir, o.key)
+	if !ok || j.Action != action || !j.Replayable(action, j.CapabilityDigest, o.key) {
+		return false, nil
+	}
+	op, err := attentionOperator()
+	if err != nil || op == "" {
+		return true, usageError(errors.New(flowhelper.MsgOperator))
+	}
+	h, err := startAttentionHelper(ctx, st, o, root, op)
+	if err != nil {
+		return true, err
+	}
+	defer h.Close()
+	dec, err := h.Replay(ctx, flowhelper.ReplayRequest{RunsRoot: root, AttentionID: id, CapabilityDigest: j.CapabilityDigest,
+		IdempotencyKey: o.key, Action: action, Disposition: flowhelper.Dispositions[action]})
+	var he *flowhelper.Error
+	if errors.As(err, &he) && (he.Reason == "no_prior_decision" || he.Reason == "attention_not_found") {
+		return false, nil
+	}
+	if err == nil {
+		fmt.Fprintln(st.Err, "replayed the journaled decision for this idempotency key; nothing was dispatched")
+	}
+	return true, reportDecision(st, action, o.key, dec, err)
 }
 
 func reportDecision(io *IO, action, key string, dec flowhelper.Decision, err error) error {

@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 
@@ -196,4 +198,110 @@ func TestAttentionDecide(t *testing.T) {
 			t.Fatalf("exit %d %q", code, errs)
 		}
 	})
+}
+
+// TestAttentionReplayAfterClose: a same-key retry of a decision Flow
+// journaled returns that decision through attended.replay after the item
+// closed and the server that decided it is gone, with no terminal, no
+// confirmation and no --config (nothing is dispatched); a key whose
+// journaled decision is another action, or no decision, is not a replay.
+func TestAttentionReplayAfterClose(t *testing.T) {
+	const key = "serve-retry-key-000000000001"
+	decisionID := strings.Repeat("ab", 16)
+	closeItem := func(t *testing.T, f *attFixture, action string) {
+		t.Helper()
+		run := filepath.Join(f.runs, "run-0001")
+		var capab struct {
+			Digest string `json:"digest"`
+		}
+		it, err := attention.Get(f.runs, f.id)
+		if err != nil || it.Capability == nil {
+			t.Fatalf("fixture item: %v", err)
+		}
+		capab.Digest = it.Capability.Digest
+		// The item closes as after a completed Continue: the pause is gone
+		// and the report is a verified success.
+		os.Remove(filepath.Join(run, "pending_escalation.json"))
+		os.WriteFile(filepath.Join(run, "report.json"), []byte(`{"success":true,"execution_outcome":"VERIFIED","results":[]}`), 0o600)
+		if _, err := attention.Get(f.runs, f.id); err == nil {
+			t.Fatal("the item is still open")
+		}
+		j := map[string]any{"decisions": []map[string]any{{"decision_id": decisionID, "idempotency_key": key,
+			"request_digest": flowhelper.RequestDigest(action, capab.Digest, key), "capability_digest": capab.Digest,
+			"action": action, "status": map[string]string{"reject": "rejected", "continue": "completed"}[action]}}}
+		b, _ := json.Marshal(j)
+		os.WriteFile(filepath.Join(run, "attended_decisions.json"), b, 0o600)
+	}
+	replayRule := func(action, status string) fakehelper.Rule {
+		return fakehelper.Rule{Op: "attended.replay", Reply: json.RawMessage(`{"decision":{"decision_id":"` + decisionID + `","action":"` + action +
+			`","status":"` + status + `","message":"m","report_success":true,"next_transition":null,"transition_receipt_digest":null}}`)}
+	}
+	t.Run("reject", func(t *testing.T) {
+		f := newAttFixture(t, replayRule("reject", "rejected"))
+		closeItem(t, f, "reject")
+		withTTY(t, "<none>")
+		code, out, errs := runCLI("attention", "reject", f.id, "--runs-dir", f.runs, "--flow-python", f.python, "--idempotency-key", key)
+		if code != 0 || out != "decision "+decisionID+": rejected (idempotency key "+key+")\n" || !strings.Contains(errs, "nothing was dispatched") {
+			t.Fatalf("exit %d %q %q", code, out, errs)
+		}
+		reqs := fakehelper.Requests(t, f.record)
+		var ops []string
+		for _, r := range reqs {
+			ops = append(ops, r["op"].(string))
+		}
+		if strings.Join(ops, ",") != "hello,attended.replay,close" || len(f.acts(t)) != 0 {
+			t.Fatalf("ops %v", ops)
+		}
+	})
+	t.Run("continue needs no live session", func(t *testing.T) {
+		f := newAttFixture(t, replayRule("continue", "completed"))
+		closeItem(t, f, "continue")
+		withTTY(t, "<none>")
+		code, out, errs := runCLI("attention", "continue", f.id, "--runs-dir", f.runs, "--flow-python", f.python, "--idempotency-key", key)
+		if code != 0 || !strings.Contains(out, ": completed") {
+			t.Fatalf("exit %d %q %q", code, out, errs)
+		}
+	})
+	t.Run("another action is not a replay", func(t *testing.T) {
+		f := newAttFixture(t, replayRule("reject", "rejected"))
+		closeItem(t, f, "reject")
+		withTTY(t, "<none>")
+		code, _, errs := runCLI("attention", "escalate", f.id, "--runs-dir", f.runs, "--flow-python", f.python, "--idempotency-key", key, "--yes")
+		if code != 1 || !strings.Contains(errs, "no current Needs Attention item") || len(fakehelper.Records(t, f.record)) != 0 {
+			t.Fatalf("exit %d %q", code, errs)
+		}
+	})
+	t.Run("Flow has no prior decision", func(t *testing.T) {
+		f := newAttFixture(t) // the fake's replay answers no_prior_decision
+		closeItem(t, f, "reject")
+		withTTY(t, "<none>")
+		code, _, errs := runCLI("attention", "reject", f.id, "--runs-dir", f.runs, "--flow-python", f.python, "--idempotency-key", key, "--yes")
+		if code != 1 || !strings.Contains(errs, "no current Needs Attention item") {
+			t.Fatalf("exit %d %q", code, errs)
+		}
+	})
+}
+
+// TestAttentionAuthorityDB (flow-helper.md §12.24): the helper gets the
+// durable-authority database serve recorded for the runs directory, even
+// when this shell's HOME differs, and says so.
+func TestAttentionAuthorityDB(t *testing.T) {
+	f := newAttFixture(t)
+	db := filepath.Join(t.TempDir(), "serve-home", ".openadapt", "durable-authority", "authority.sqlite3")
+	if err := flowhelper.WriteAuthorityRecord(filepath.Join(f.runs, ".openadapt-agent"), db); err != nil {
+		// the state folder may not exist yet in the fixture
+		os.MkdirAll(filepath.Join(f.runs, ".openadapt-agent"), 0o700)
+		if err := flowhelper.WriteAuthorityRecord(filepath.Join(f.runs, ".openadapt-agent"), db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withTTY(t, "<none>")
+	code, _, errs := runCLI("attention", "escalate", f.id, "--runs-dir", f.runs, "--flow-python", f.python, "--yes")
+	if code != 0 || !strings.Contains(errs, "using the durable-authority database that serve recorded") {
+		t.Fatalf("exit %d %q", code, errs)
+	}
+	recs := fakehelper.Records(t, f.record)
+	if len(recs) != 1 || !slices.Contains(recs[0].Env, "OPENADAPT_DURABLE_AUTHORITY_DB="+db) {
+		t.Fatalf("helper env %v", recs)
+	}
 }
