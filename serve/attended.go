@@ -123,18 +123,8 @@ func (s *Server) registerAttended() {
 	}
 }
 
-// requestDigest is Flow's request_digest: sha256 of the canonical JSON of
-// AttendedActionRequest (sorted keys, compact; flow-run.md §8.3).
-func requestDigest(action, digest, key string) string {
-	b, _ := json.Marshal(struct {
-		Action           string `json:"action"`
-		CapabilityDigest string `json:"capability_digest"`
-		Disposition      string `json:"disposition"`
-		IdempotencyKey   string `json:"idempotency_key"`
-	}{action, digest, flowhelper.Dispositions[action], key})
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+// requestDigest is Flow's request_digest (flowhelper.RequestDigest).
+func requestDigest(action, digest, key string) string { return flowhelper.RequestDigest(action, digest, key) }
 
 // attendedCall is §9.1 steps 3–9 (steps 1–2 are registration and the
 // schema check in checkArguments).
@@ -203,34 +193,14 @@ func (s *Server) replayAfterClose(ctx context.Context, t attendedTool, id, diges
 	return s.mapDecision(id, t.action, dec, err, true)
 }
 
-// journalLimit bounds the read of Flow's local decision projection (and
-// of a run's checkpoint manifest).
+// journalLimit bounds the read of a run's checkpoint manifest.
 var journalLimit = fsutil.Limit{Kind: "attended decision journal", Max: 8 << 20}
 
-// journalHas reads (never writes) dir/attended_decisions.json and reports
-// whether it holds a terminal decision for key with this request digest.
+// journalHas reports whether dir's decision journal holds a terminal
+// decision for key with this request digest (read only).
 func journalHas(dir, key, reqDigest string) bool {
-	data, err := fsutil.ReadFile(context.Background(), filepath.Join(dir, "attended_decisions.json"), journalLimit, fsutil.NoFollow)
-	if err != nil {
-		return false
-	}
-	var log struct {
-		Decisions []struct {
-			IdempotencyKey string `json:"idempotency_key"`
-			RequestDigest  string `json:"request_digest"`
-			Status         string `json:"status"`
-		} `json:"decisions"`
-	}
-	if json.Unmarshal(data, &log) != nil {
-		return false
-	}
-	for i := len(log.Decisions) - 1; i >= 0; i-- {
-		d := log.Decisions[i]
-		if d.IdempotencyKey == key {
-			return d.RequestDigest == reqDigest && flowhelper.TerminalStatuses[d.Status]
-		}
-	}
-	return false
+	j, ok := flowhelper.LastJournaled(context.Background(), dir, key)
+	return ok && j.RequestDigest == reqDigest && flowhelper.TerminalStatuses[j.Status]
 }
 
 // mapDecision is flow-helper.md §4.3.

@@ -120,6 +120,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
 		}
 		s.idem = &idempotency{dir: s.state, key: key}
+		s.recordAuthorityDB()
 	}
 	// 8. gate
 	s.gate = newGate(s)

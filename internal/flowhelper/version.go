@@ -44,12 +44,4 @@ func CheckRunVersion(ctx context.Context, words []string, env []string, dir stri
 		Msg: "the Flow helper runs openadapt-flow " + CleanVersion(helperVersion) + " but the run command reports " + CleanVersion(runV) + "; they must match"}
 }
 
-func pathOf(env []string) string {
-	p := ""
-	for _, kv := range env {
-		if len(kv) > 5 && kv[:5] == "PATH=" {
-			p = kv[5:]
-		}
-	}
-	return p
-}
+func pathOf(env []string) string { return envLookup(env, "PATH") }
