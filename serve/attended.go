@@ -124,7 +124,9 @@ func (s *Server) registerAttended() {
 }
 
 // requestDigest is Flow's request_digest (flowhelper.RequestDigest).
-func requestDigest(action, digest, key string) string { return flowhelper.RequestDigest(action, digest, key) }
+func requestDigest(action, digest, key string) string {
+	return flowhelper.RequestDigest(action, digest, key)
+}
 
 // attendedCall is §9.1 steps 3–9 (steps 1–2 are registration and the
 // schema check in checkArguments).
