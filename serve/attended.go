@@ -166,7 +166,7 @@ func (s *Server) attendedCall(ctx context.Context, c *toolCall, t attendedTool) 
 	if !s.helper.alive() {
 		return nil, fail(CodeAttendedUnavailable)
 	}
-	stop := s.attendedProgress(ctx, c.req)
+	stop := s.attendedProgress(ctx, c.req, progressDispatched)
 	dec, err := s.helper.h.Act(ctx, flowhelper.ActRequest{
 		RunsRoot: s.prep.runsDir, AttentionID: id, CapabilityDigest: digest, IdempotencyKey: key,
 		Action: t.action, Disposition: flowhelper.Dispositions[t.action],
@@ -341,9 +341,16 @@ func bundleIDs(dir string) []string {
 	return ids
 }
 
-// attendedProgress sends "Attended action in progress." every 10 s while
-// a decision is dispatched, when the request carries a token (§3.2).
-func (s *Server) attendedProgress(ctx context.Context, req *mcp.CallToolRequest) func() {
+// Progress messages: while the decision is dispatched (flow-helper.md
+// §3.2), and while the form waits for the person (§9.2).
+const (
+	progressDispatched = "Attended action in progress."
+	progressConfirm    = "Waiting for the local operator's confirmation."
+)
+
+// attendedProgress sends msg every 10 s until stopped, when the request
+// carries a progress token.
+func (s *Server) attendedProgress(ctx context.Context, req *mcp.CallToolRequest, msg string) func() {
 	var token any
 	if req != nil && req.Params != nil {
 		token = req.Params.GetProgressToken()
@@ -362,7 +369,7 @@ func (s *Server) attendedProgress(ctx context.Context, req *mcp.CallToolRequest)
 				return
 			case <-tick.C:
 				n++
-				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: "Attended action in progress."})
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
 			}
 		}
 	}()
@@ -422,21 +429,17 @@ func (s *Server) confirm(ctx context.Context, c *toolCall, t attendedTool, id, d
 		return s.confirmInputRequired(c, t, id, digest)
 	}
 	// 2025 eras: a real elicitation/create; inputResponses are ignored.
+	// Progress keeps a TS-SDK client's 60 s tools/call timeout from firing
+	// while the person thinks (§9.2).
 	ectx, cancel := context.WithTimeout(ctx, elicitTimeout)
 	defer cancel()
-	stop := s.elicitProgress(ectx, c.req)
+	stop := s.attendedProgress(ectx, c.req, progressConfirm)
 	res, err := c.req.Session.Elicit(ectx, elicitParams(t))
 	stop()
 	if err != nil || !accepted(res) {
 		return nil, fail(CodeOperatorDeclined)
 	}
 	return nil, nil
-}
-
-// elicitProgress keeps a TS-SDK client's 60 s tools/call timeout from
-// firing while the person thinks (§9.2).
-func (s *Server) elicitProgress(ctx context.Context, req *mcp.CallToolRequest) func() {
-	return s.attendedProgress(ctx, req)
 }
 
 // rawResult is a handler body the tool middleware passes through

@@ -24,6 +24,10 @@ const MaxFrame = 65536
 // MaxInFlight is the number of requests Go keeps in flight (§3.2).
 const MaxInFlight = 8
 
+// semWaitHook, set only by tests, is called when a request finds all
+// MaxInFlight slots taken and waits.
+var semWaitHook func(op string, fields any)
+
 // exitDrain bounds how long frames written before the helper's exit are
 // still read once cmd.Wait has returned.
 const exitDrain = 500 * time.Millisecond
@@ -480,10 +484,18 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 	}
 	select {
 	case h.sem <- struct{}{}:
-	case <-h.done:
-		return nil, h.deadError(op)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		// Every slot is taken: wait for one (§3.2).
+		if semWaitHook != nil {
+			semWaitHook(op, fields)
+		}
+		select {
+		case h.sem <- struct{}{}:
+		case <-h.done:
+			return nil, h.deadError(op)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	defer func() { <-h.sem }()
 
