@@ -260,8 +260,7 @@ func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id s
 	}
 	var dec flowhelper.Decision
 	if action == "reconcile" {
-		dec, err = h.Reconcile(ctx, flowhelper.ReconcileRequest{RunsRoot: root, AttentionID: id, CapabilityDigest: it.Capability.Digest,
-			IdempotencyKey: key, DecidedBy: decidedBy, Operator: op})
+		dec, err = h.Reconcile(ctx, flowhelper.ReconcileRequest{Target: flowhelper.Target{RunsRoot: root, AttentionID: id, CapabilityDigest: it.Capability.Digest, IdempotencyKey: key}, DecidedBy: decidedBy, Operator: op})
 	} else {
 		dec, err = h.Act(ctx, flowhelper.ActRequest{RunsRoot: root, AttentionID: id, CapabilityDigest: it.Capability.Digest,
 			IdempotencyKey: key, Action: action, Disposition: flowhelper.Dispositions[action], DecidedBy: decidedBy, Operator: op})
@@ -322,8 +321,7 @@ func attentionReplay(ctx context.Context, st *IO, o *attentionOpts, root, action
 		return true, err
 	}
 	defer h.Close()
-	dec, err := h.Replay(ctx, flowhelper.ReplayRequest{RunsRoot: root, AttentionID: id, CapabilityDigest: j.CapabilityDigest,
-		IdempotencyKey: o.key, Action: action, Disposition: flowhelper.Dispositions[action]})
+	dec, err := h.Replay(ctx, flowhelper.ReplayRequest{Target: flowhelper.Target{RunsRoot: root, AttentionID: id, CapabilityDigest: j.CapabilityDigest, IdempotencyKey: o.key}, Action: action, Disposition: flowhelper.Dispositions[action]})
 	var he *flowhelper.Error
 	if errors.As(err, &he) && (he.Reason == "no_prior_decision" || he.Reason == "attention_not_found") {
 		return false, nil

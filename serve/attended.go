@@ -39,23 +39,13 @@ var (
 	annAttAudit  = &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: boolPtr(false), IdempotentHint: true, OpenWorldHint: boolPtr(false)}
 )
 
-// attendedTools in §4.2 order (rows 6–10).
+// attendedTools in §4.2 order (rows 6–10), one tool per line.
 var attendedTools = []attendedTool{
-	{name: "continue_attention", title: "Confirm human-completed step", action: "continue", confirm: "human_completed", ann: annAttLive,
-		desc:   "Continue a paused run only after the person completed the paused task in the live application. Flow verifies the postconditions and independent effects, checkpoints the step and resumes without actuating the step again. The local operator confirms in a form; a stale capability digest is refused.",
-		elicit: "A person must already have completed the paused task in the visible application. Confirm that OpenAdapt may verify that result and resume after it; the completed task will not be performed again."},
-	{name: "skip_attention", title: "Skip non-applicable step", action: "skip", confirm: "confirmed_not_applicable", ann: annAttLive,
-		desc:   "Skip the paused step only where the workflow declares a non-consequential skip; Flow rechecks the guard and refuses otherwise. The local operator confirms in a form; a stale capability digest is refused.",
-		elicit: "Confirm that this paused task does not apply. OpenAdapt skips only if the workflow and its signed capability declare the skip safe; otherwise it refuses."},
-	{name: "reject_attention", title: "Reject paused run", action: "reject", confirm: "confirmed_reject", ann: annAttReject,
-		desc:   "Reject ends the paused run permanently and dispatches no new action. Earlier effects need review of the protected local outcome. Use escalate when someone qualified could still continue the run. The local operator confirms in a form; a stale capability digest is refused.",
-		elicit: "Confirm that OpenAdapt must end this run and never resume it. Rejecting dispatches no new action, but earlier steps may already have had effects: review the protected local report and transaction outcome. Choose escalation instead if a qualified colleague could still continue the run."},
-	{name: "teach_attention", title: "Request corrective demonstration", action: "teach", confirm: "request_demonstration", ann: annAttAudit,
-		desc:   "Teach records an audited request for a corrective demonstration. The revision gate decides; the MCP client cannot rewrite a bundle. The local operator confirms in a form; a stale capability digest is refused.",
-		elicit: "Confirm that OpenAdapt should record an audited request for a corrective demonstration. This does not rewrite or promote the workflow."},
-	{name: "escalate_attention", title: "Escalate for qualified help", action: "escalate", confirm: "request_assistance", ann: annAttAudit,
-		desc:   "Escalate records an audited request for qualified help; the pause stays open. The local operator confirms in a form; a stale capability digest is refused.",
-		elicit: "Confirm that OpenAdapt should record an audited escalation and keep the pause open for qualified help."},
+	{name: "continue_attention", title: "Confirm human-completed step", action: "continue", confirm: "human_completed", ann: annAttLive, desc: "Continue a paused run only after the person completed the paused task in the live application. Flow verifies the postconditions and independent effects, checkpoints the step and resumes without actuating the step again. The local operator confirms in a form; a stale capability digest is refused.", elicit: "A person must already have completed the paused task in the visible application. Confirm that OpenAdapt may verify that result and resume after it; the completed task will not be performed again."},
+	{name: "skip_attention", title: "Skip non-applicable step", action: "skip", confirm: "confirmed_not_applicable", ann: annAttLive, desc: "Skip the paused step only where the workflow declares a non-consequential skip; Flow rechecks the guard and refuses otherwise. The local operator confirms in a form; a stale capability digest is refused.", elicit: "Confirm that this paused task does not apply. OpenAdapt skips only if the workflow and its signed capability declare the skip safe; otherwise it refuses."},
+	{name: "reject_attention", title: "Reject paused run", action: "reject", confirm: "confirmed_reject", ann: annAttReject, desc: "Reject ends the paused run permanently and dispatches no new action. Earlier effects need review of the protected local outcome. Use escalate when someone qualified could still continue the run. The local operator confirms in a form; a stale capability digest is refused.", elicit: "Confirm that OpenAdapt must end this run and never resume it. Rejecting dispatches no new action, but earlier steps may already have had effects: review the protected local report and transaction outcome. Choose escalation instead if a qualified colleague could still continue the run."},
+	{name: "teach_attention", title: "Request corrective demonstration", action: "teach", confirm: "request_demonstration", ann: annAttAudit, desc: "Teach records an audited request for a corrective demonstration. The revision gate decides; the MCP client cannot rewrite a bundle. The local operator confirms in a form; a stale capability digest is refused.", elicit: "Confirm that OpenAdapt should record an audited request for a corrective demonstration. This does not rewrite or promote the workflow."},
+	{name: "escalate_attention", title: "Escalate for qualified help", action: "escalate", confirm: "request_assistance", ann: annAttAudit, desc: "Escalate records an audited request for qualified help; the pause stays open. The local operator confirms in a form; a stale capability digest is refused.", elicit: "Confirm that OpenAdapt should record an audited escalation and keep the pause open for qualified help."},
 }
 
 func attendedInput(confirm string) json.RawMessage {
@@ -186,8 +176,7 @@ func (s *Server) replayAfterClose(ctx context.Context, t attendedTool, id, diges
 	if !ok || !journalHas(dir, key, requestDigest(t.action, digest, key)) {
 		return nil, fail(orig)
 	}
-	dec, err := s.helper.h.Replay(ctx, flowhelper.ReplayRequest{RunsRoot: s.prep.runsDir, AttentionID: id,
-		CapabilityDigest: digest, IdempotencyKey: key, Action: t.action, Disposition: flowhelper.Dispositions[t.action]})
+	dec, err := s.helper.h.Replay(ctx, flowhelper.ReplayRequest{Target: flowhelper.Target{RunsRoot: s.prep.runsDir, AttentionID: id, CapabilityDigest: digest, IdempotencyKey: key}, Action: t.action, Disposition: flowhelper.Dispositions[t.action]})
 	var he *flowhelper.Error
 	if errors.As(err, &he) && (he.Reason == "no_prior_decision" || he.Reason == "attention_not_found") {
 		return nil, fail(orig)

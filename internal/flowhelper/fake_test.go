@@ -242,15 +242,13 @@ func TestOps(t *testing.T) {
 		if err != nil || d.Check(a) != nil {
 			t.Errorf("%s = %+v, %v", a, d, err)
 		}
-		r, err := h.Replay(ctx, flowhelper.ReplayRequest{RunsRoot: f.runs, AttentionID: strings.Repeat("a", 24),
-			CapabilityDigest: "sha256:" + strings.Repeat("b", 64), IdempotencyKey: a + "-key-0000000001", Action: a, Disposition: flowhelper.Dispositions[a]})
+		r, err := h.Replay(ctx, flowhelper.ReplayRequest{Target: flowhelper.Target{RunsRoot: f.runs, AttentionID: strings.Repeat("a", 24), CapabilityDigest: "sha256:" + strings.Repeat("b", 64), IdempotencyKey: a + "-key-0000000001"}, Action: a, Disposition: flowhelper.Dispositions[a]})
 		if err != nil || r.DecisionID != d.DecisionID {
 			t.Errorf("replay %s = %+v, %v", a, r, err)
 		}
 	}
 	op, _ := flowhelper.Operator()
-	rc, err := h.Reconcile(ctx, flowhelper.ReconcileRequest{RunsRoot: f.runs, AttentionID: strings.Repeat("a", 24),
-		CapabilityDigest: "sha256:" + strings.Repeat("b", 64), IdempotencyKey: "reconcile-key-000001", DecidedBy: "human", Operator: op})
+	rc, err := h.Reconcile(ctx, flowhelper.ReconcileRequest{Target: flowhelper.Target{RunsRoot: f.runs, AttentionID: strings.Repeat("a", 24), CapabilityDigest: "sha256:" + strings.Repeat("b", 64), IdempotencyKey: "reconcile-key-000001"}, DecidedBy: "human", Operator: op})
 	if err != nil || rc.Action != "reconcile" {
 		t.Errorf("reconcile = %+v, %v", rc, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
@@ -289,54 +290,54 @@ func (h *Helper) Act(ctx context.Context, req ActRequest) (Decision, error) {
 	if IsLive(req.Action) {
 		d = h.to.ActLive
 	}
-	raw, err := h.call(ctx, "attended.act", req, d, nil)
+	return h.decide(ctx, "attended.act", req, d)
+}
+
+// decide sends one decision op and checks its DEC answer.
+func (h *Helper) decide(ctx context.Context, op string, req any, deadline time.Duration) (Decision, error) {
+	raw, err := h.call(ctx, op, req, deadline, nil)
 	if err != nil {
 		return Decision{}, err
 	}
-	return h.decision("attended.act", raw)
+	return h.decision(op, raw)
+}
+
+// Target names the pause and the request key of attended.replay and
+// attended.reconcile (its fields are flattened into the frame).
+type Target struct {
+	RunsRoot         string `json:"runs_root"`
+	AttentionID      string `json:"attention_id"`
+	CapabilityDigest string `json:"capability_digest"`
+	IdempotencyKey   string `json:"idempotency_key"`
 }
 
 // ReplayRequest is attended.replay's request: the act fields minus
 // decided_by and operator.
 type ReplayRequest struct {
-	RunsRoot         string `json:"runs_root"`
-	AttentionID      string `json:"attention_id"`
-	CapabilityDigest string `json:"capability_digest"`
-	IdempotencyKey   string `json:"idempotency_key"`
-	Action           string `json:"action"`
-	Disposition      string `json:"disposition"`
+	Target
+	Action      string `json:"action"`
+	Disposition string `json:"disposition"`
 }
 
 // Replay reads Flow's journaled decision for an identical request without
 // executing anything (attended.replay). Errors: refused/no_prior_decision,
 // refused/attention_not_found, uncertain/journal_in_flight, ….
 func (h *Helper) Replay(ctx context.Context, req ReplayRequest) (Decision, error) {
-	raw, err := h.call(ctx, "attended.replay", req, h.to.Replay, nil)
-	if err != nil {
-		return Decision{}, err
-	}
-	return h.decision("attended.replay", raw)
+	return h.decide(ctx, "attended.replay", req, h.to.Replay)
 }
 
 // ReconcileRequest is attended.reconcile's request (decision §12.23):
 // Flow's read-only effect reconciliation through the open service, the
 // way out of delivery_uncertain. Terminal only; never over MCP.
 type ReconcileRequest struct {
-	RunsRoot         string `json:"runs_root"`
-	AttentionID      string `json:"attention_id"`
-	CapabilityDigest string `json:"capability_digest"`
-	IdempotencyKey   string `json:"idempotency_key"`
-	DecidedBy        string `json:"decided_by"`
-	Operator         string `json:"operator"`
+	Target
+	DecidedBy string `json:"decided_by"`
+	Operator  string `json:"operator"`
 }
 
 // Reconcile runs attended.reconcile.
 func (h *Helper) Reconcile(ctx context.Context, req ReconcileRequest) (Decision, error) {
-	raw, err := h.call(ctx, "attended.reconcile", req, h.to.ActLive, nil)
-	if err != nil {
-		return Decision{}, err
-	}
-	return h.decision("attended.reconcile", raw)
+	return h.decide(ctx, "attended.reconcile", req, h.to.ActLive)
 }
 
 // ProbeAuthoring runs authoring.probe: whether openadapt_flow.authoring is

@@ -294,8 +294,7 @@ func TestRealFlowAttended(t *testing.T) {
 		t.Fatalf("old teach replay after reject = %+v, %v", old, err)
 	}
 	// (8) attended.replay.
-	rr := flowhelper.ReplayRequest{RunsRoot: e.Runs, AttentionID: p.AttentionID, CapabilityDigest: p.CapabilityDigest,
-		IdempotencyKey: "reject-key-0000001", Action: "reject", Disposition: "rejected_by_operator"}
+	rr := flowhelper.ReplayRequest{Target: flowhelper.Target{RunsRoot: e.Runs, AttentionID: p.AttentionID, CapabilityDigest: p.CapabilityDigest, IdempotencyKey: "reject-key-0000001"}, Action: "reject", Disposition: "rejected_by_operator"}
 	rep, err := h.Replay(ctx, rr)
 	if err != nil || rep.DecisionID != rej.DecisionID {
 		t.Fatalf("replay = %+v, %v", rep, err)
