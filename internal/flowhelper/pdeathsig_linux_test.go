@@ -33,7 +33,7 @@ func TestPdeathsig(t *testing.T) {
 	os.Mkdir(record, 0o700)
 	parent := exec.Command(os.Args[0], "-test.run=^TestPdeathsigParent$")
 	parent.Env = append(os.Environ(), "FLOWHELPER_PDEATHSIG_DIR="+dir, "FLOWHELPER_PDEATHSIG_PYTHON="+fakehelper.Install(t),
-		"OPENADAPT_FAKE_HELPER_RECORD="+record)
+		"OPENADAPT_FAKE_HELPER_RECORD="+record, "OPENADAPT_FAKE_HELPER_MODE=eof-waits-for-signal")
 	parent.Stderr = os.Stderr
 	out, _ := parent.StdoutPipe()
 	if err := parent.Start(); err != nil {

@@ -17,7 +17,8 @@
 //     dup-id wrong-id partial-frame stdout:TEXT stderr:TEXT.
 //   - OPENADAPT_FAKE_HELPER_MODE: comma-separated no-hello,
 //     hello-version=V, hello-sha=HEX, python=V, operator=NAME, ignore-term,
-//     leak-pipe, print-stdout, protocol=N.
+//     leak-pipe, print-stdout, protocol=N, eof-waits-for-signal (on EOF
+//     stay up to 20 s for a signal: parent-death tests).
 //   - OPENADAPT_FAKE_HELPER_RECORD: a directory; each start writes
 //     start-<pid>.json (argv, env, cwd, kind of fds 0–9, parent pid) and
 //     appends every request to requests.jsonl and every signal to

@@ -266,6 +266,12 @@ func (f *fake) loop() int {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
 			f.wg.Wait()
+			if _, ok := f.modes["eof-waits-for-signal"]; ok {
+				// Parent-death tests: EOF on fd 4 and the parent-death
+				// signal arrive together; stay until the signal handler
+				// records and exits (bounded).
+				time.Sleep(20 * time.Second)
+			}
 			return 0
 		}
 		var req map[string]any
