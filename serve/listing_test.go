@@ -3,6 +3,7 @@ package serve
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -209,4 +210,73 @@ func TestSealedListingCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("unlisted template added", pass, 1, listed{false, bundle.DecryptFailed})
+}
+
+// TestUnavailableReasons (issue 11 item 3; round2-decisions 8): every
+// unavailable workflow carries bundle's reason code in list_workflows,
+// search_workflows and get_workflow (validated against the outputSchemas by
+// the harness); an available one carries none; stderr names the same code.
+func TestUnavailableReasons(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	copyVector(t, "plain/mockmed-triage-v3", filepath.Join(e.bundles, "a-good"))
+	copyVector(t, "tampered/workflow-edited", filepath.Join(e.bundles, "b-edited"))
+	copyVector(t, "plain/unicode-params", filepath.Join(e.bundles, "c-unicode"))
+	copyVector(t, "legacy/showcase-v1-no-manifest", filepath.Join(e.bundles, "d-legacy"))
+	copyVector(t, "sealed/mockmed-triage-v3", filepath.Join(e.bundles, "e-sealed"))
+	e.demo("f-reserved", testBundle{params: map[string]string{"url": "x", "note": "y"}, salt: "res"})
+	if err := os.Symlink(filepath.Join(e.bundles, "a-good"), filepath.Join(e.bundles, "g-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(e.bundles, "h-notjson"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.bundles, "h-notjson", "workflow.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bundle.Unavailable{
+		"a-good": "", "b-edited": bundle.IntegrityFailed, "c-unicode": bundle.UnsupportedParameterName,
+		"d-legacy": bundle.LegacyUnverifiedReason, "e-sealed": bundle.MissingKey, "f-reserved": bundle.ReservedParameterName,
+		"g-link": bundle.UnsafePath, "h-notjson": bundle.InvalidBundle,
+	}
+	for _, mode := range []string{"per-workflow", "catalog"} {
+		o := e.opts()
+		o.ToolMode = mode
+		s := start(t, o)
+		dirOf := map[string]string{}
+		for _, w := range s.srv.cat.workflows {
+			dirOf[w.id] = filepath.Base(w.dir)
+		}
+		listTool := "list_workflows"
+		if mode == "catalog" {
+			listTool = "search_workflows"
+		}
+		res := s.call(listTool, map[string]any{})
+		ws, _ := res["workflows"].([]any)
+		if len(ws) != len(want) {
+			t.Fatalf("%s: %d workflows, want %d", mode, len(ws), len(want))
+		}
+		for _, x := range ws {
+			w := x.(map[string]any)
+			id, _ := w["id"].(string)
+			wantReason := want[dirOf[id]]
+			got, has := w["unavailable_reason"]
+			if wantReason == "" {
+				if has || w["available"] != true {
+					t.Errorf("%s %s: %v", mode, dirOf[id], w)
+				}
+				continue
+			}
+			if got != string(wantReason) || w["available"] != false {
+				t.Errorf("%s %s: reason %v, want %s", mode, dirOf[id], got, wantReason)
+			}
+			g := s.call("get_workflow", map[string]any{"workflow": id})
+			if g["unavailable_reason"] != string(wantReason) {
+				t.Errorf("%s get_workflow %s: reason %v, want %s", mode, dirOf[id], g["unavailable_reason"], wantReason)
+			}
+			if !strings.Contains(s.stderr.String(), "serve: workflow "+id+" could not be loaded ("+string(wantReason)+")\n") {
+				t.Errorf("%s: stderr lacks %s's reason: %s", mode, dirOf[id], s.stderr.String())
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
@@ -56,9 +57,12 @@ type workflowProtectedP struct {
 
 // workflowCoreP is the part of P that get_workflow's S shares.
 type workflowCoreP struct {
-	ID         string   `json:"id"`
-	Available  bool     `json:"available"`
-	StepCount  *int     `json:"step_count"`
+	ID        string `json:"id"`
+	Available bool   `json:"available"`
+	// UnavailableReason is bundle's reason code, present exactly when
+	// Available is false (issue 11 item 3; round2-decisions 8).
+	UnavailableReason string   `json:"unavailable_reason,omitempty"`
+	StepCount         *int     `json:"step_count"`
 	Parameters []paramP `json:"parameters"`
 	Encrypted  bool     `json:"encrypted"`
 	Admission  string   `json:"admission"`
@@ -143,6 +147,9 @@ func (s *Server) projectWorkflow(w *workflow) workflowP {
 		ID:         w.id,
 		Available:  w.available,
 		Parameters: []paramP{},
+		// An unavailable workflow always carries a code; one without a
+		// bundle reason (none today) would say unreadable, never nothing.
+		UnavailableReason: unavailableReason(w),
 		Encrypted:  w.encrypted,
 		Admission:  s.admissionState(w),
 	}}
@@ -157,6 +164,16 @@ func (s *Server) projectWorkflow(w *workflow) workflowP {
 		p.Protected = protectedWorkflow(w)
 	}
 	return p
+}
+
+func unavailableReason(w *workflow) string {
+	switch {
+	case w.available:
+		return ""
+	case w.reason == bundle.Available:
+		return string(bundle.Unreadable)
+	}
+	return string(w.reason)
 }
 
 func protectedWorkflow(w *workflow) *workflowProtectedP {

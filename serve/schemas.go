@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 )
 
 // Schemas are written as JSON text so the wire bytes are exactly the ones
@@ -56,11 +58,22 @@ func outputSchema(success string) json.RawMessage {
 	return compact(`{"type":"object","oneOf":[` + success + `,` + failureSchema + `]}`)
 }
 
+// reasonsEnum is bundle's unavailable-reason enum (round2-decisions 8):
+// present in P exactly when available is false.
+var reasonsEnum = func() string {
+	q := make([]string, len(bundle.Reasons))
+	for i, r := range bundle.Reasons {
+		q[i] = `"` + string(r) + `"`
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}()
+
 // workflowProps are the properties of P without the braces, and
 // workflowProtected its protected block (export mode only).
-const workflowProps = `
+var workflowProps = `
   "id":{"type":"string","pattern":"` + idPattern + `"},
   "available":{"type":"boolean"},
+  "unavailable_reason":{"enum":` + reasonsEnum + `},
   "step_count":{"type":["integer","null"],"minimum":0},
   "parameters":{"type":"array","items":{"type":"object","properties":{
       "name":{"type":"string"},"type":{"const":"string"},"required":{"type":"boolean"}},
