@@ -250,4 +250,18 @@ authoring_connect_check() {
 }
 authoring_connect_check
 
+# doctor's authoring line with --flow-python DIR/bin/flow-python (realflow's
+# #!/bin/sh wrapper): openadapt-flow 1.32.0 has no openadapt_flow.authoring.
+authoring_doctor_check() {
+  echo "50-real-flow: doctor's authoring line against real Flow"
+  if ! timeout 300 go test -count=1 -v -run '^TestRealFlowAuthoringLine$' ./internal/doctor/ >"$tmp/doctor-authoring.out" 2>&1 ||
+     ! grep -q -- '--- PASS: TestRealFlowAuthoringLine' "$tmp/doctor-authoring.out"; then
+    echo "50-real-flow: FAILED: doctor's authoring line against real Flow" >&2
+    tail -n 40 "$tmp/doctor-authoring.out" >&2
+    exit 1
+  fi
+  echo "50-real-flow: doctor says authoring is not available with real Flow"
+}
+authoring_doctor_check
+
 echo "50-real-flow: passed ($(elapsed))"
