@@ -34,7 +34,7 @@ func lockFile(ctx context.Context, f *os.File) error {
 }
 
 // testOnlyLockBusy, when set, runs when the first try finds the lock
-// held (tests use it to replace the lock file meanwhile).
+// held (tests use it to know a writer is waiting before releasing it).
 var testOnlyLockBusy func()
 
 func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

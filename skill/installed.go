@@ -435,7 +435,8 @@ func checkRemoveName(n string) error {
 // beneath a root (.claude, .claude/skills, .agents, …) refuses the whole
 // removal with an error naming the link, before anything is deleted. The
 // lock file is opened first without following a link (a link, folder, FIFO
-// or device there refuses), flocked, and rewritten atomically. A name
+// or device there refuses), flocked, and rewritten in place through that
+// handle (truncate, write, fsync; never renamed over). A name
 // with nothing installed fails with [ErrNotInstalled].
 func Remove(opt RemoveOptions) (res *RemoveResult, err error) {
 	opt.defaults()

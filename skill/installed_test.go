@@ -3,13 +3,17 @@
 package skill
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -165,8 +169,8 @@ func TestListSymlinkedAgentFolder(t *testing.T) {
 }
 
 // TestRemoveProject: remove deletes the link, the shared copy and the lock
-// entry, keeps other entries, and rewrites the lock atomically (a new
-// inode; the old content never truncated in place).
+// entry, keeps other entries, and rewrites the lock in place (the same
+// inode, never renamed over: gh's protocol).
 func TestRemoveProject(t *testing.T) {
 	e := newInstallEnv(t)
 	e.install(t, lockFixture(t, "minimal"), ScopeProject, "claude-code", "goose")
@@ -201,8 +205,8 @@ func TestRemoveProject(t *testing.T) {
 		t.Fatalf("lock skills %v", skills)
 	}
 	after, _ := os.Stat(lock)
-	if os.SameFile(before, after) {
-		t.Error("the lock file was rewritten in place, not replaced atomically")
+	if !os.SameFile(before, after) {
+		t.Error("the lock file was replaced (a new inode), not rewritten in place")
 	}
 	if _, err := os.Stat(filepath.Join(e.proj, ".agents", "skills", "mockmed-triage", "SKILL.md")); err != nil {
 		t.Error("the other skill was touched")
@@ -326,14 +330,29 @@ func TestRemoveBadNames(t *testing.T) {
 	}
 }
 
-// TestLockReplacedWhileWaiting: an install waiting for the flock while
-// another writer replaces the lock file (by rename, as every writer here
-// does) locks the new file once the old one is released, so the other
-// writer's entry survives (no lost update).
-func TestLockReplacedWhileWaiting(t *testing.T) {
+// TestLockInPlaceWhileWaiting: the lock protocol shared with gh and the
+// skills CLI. Another writer holds the flock on the lock file while two
+// installs and a remove start; all three wait for it (the 100 ms retries
+// run on synctest's clock). Holding it, that writer adds an entry by
+// rewriting the file in place through its own handle, then releases it.
+// The three then take the flock in turn, so no update is lost (the other
+// writer's entry and both installs are there, the removed one is gone),
+// the path still names the inode every writer locked (never renamed over),
+// and the other writer's still-open handle reads the final document.
+func TestLockInPlaceWhileWaiting(t *testing.T) {
 	e := newInstallEnv(t)
+	e.install(t, lockFixture(t, "minimal"), ScopeProject, "codex")
+	gamma := filepath.Join(t.TempDir(), "gamma")
+	os.Mkdir(gamma, 0o755)
+	if err := os.WriteFile(filepath.Join(gamma, "SKILL.md"), []byte("---\nname: gamma\ndescription: \"A second skill installed concurrently.\"\n---\nNothing else.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srcs := []string{lockFixture(t, "order-mix"), gamma}
 	lock := filepath.Join(e.proj, "skills-lock.json")
-	os.WriteFile(lock, []byte(`{"version":1,"skills":{}}`), 0o644)
+	before, err := os.Stat(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
 	held, err := os.OpenFile(lock, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -342,19 +361,70 @@ func TestLockReplacedWhileWaiting(t *testing.T) {
 	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { testOnlyLockBusy = nil }()
-	testOnlyLockBusy = func() {
-		testOnlyLockBusy = nil
-		os.WriteFile(lock+".new", []byte(`{"version":1,"skills":{"third":{"source":"t","sourceType":"local","computedHash":""}}}`), 0o644)
-		if err := os.Rename(lock+".new", lock); err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		waiting := make(chan struct{}, 3)
+		testOnlyLockBusy = func() { waiting <- struct{}{} }
+		defer func() { testOnlyLockBusy = nil }()
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		for i, src := range srcs {
+			opt := e.opts(src, "codex")
+			opt.Warn = func(string) {}
+			wg.Go(func() { _, errs[i] = Install(opt) })
+		}
+		rm := RemoveOptions{ScopeOptions: e.scope(ScopeProject), Names: []string{"minimal"}}
+		rm.Warn = func(string) {}
+		wg.Go(func() { _, errs[2] = Remove(rm) })
+		for range errs {
+			<-waiting
+		}
+		// The other writer: read, add "third", rewrite in place.
+		data, err := io.ReadAll(io.NewSectionReader(held, 0, 1<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["skills"].(map[string]any)["third"] = map[string]any{"source": "t", "sourceType": "local", "computedHash": ""}
+		data, _ = json.Marshal(doc)
+		if err := held.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := held.WriteAt(data, 0); err != nil {
+			t.Fatal(err)
 		}
 		syscall.Flock(int(held.Fd()), syscall.LOCK_UN)
-	}
-	e.install(t, lockFixture(t, "minimal"), ScopeProject, "codex")
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("writer %d: %v", i, err)
+			}
+		}
+	})
 	skills := readJSON(t, lock)["skills"].(map[string]any)
-	if skills["third"] == nil || skills["minimal"] == nil {
-		t.Fatalf("lost an update: %v", skills)
+	for _, name := range []string{"third", "order-mix", "gamma"} {
+		if skills[name] == nil {
+			t.Errorf("lost the %s update: %v", name, skills)
+		}
+	}
+	if skills["minimal"] != nil {
+		t.Errorf("lost the removal of minimal: %v", skills)
+	}
+	after, err := os.Stat(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Error("the lock file was replaced (a new inode), not rewritten in place")
+	}
+	final, err := io.ReadAll(io.NewSectionReader(held, 0, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := os.ReadFile(lock); string(final) != string(now) {
+		t.Errorf("the other writer's handle reads a stale file:\n%s", final)
 	}
 }
 

@@ -71,9 +71,11 @@ func lockRefusal(at rootRel, err error) error {
 }
 
 // openLock opens an existing lock file without following a link (on the
-// file or beneath its root), refusing a link, folder, FIFO, device or a
-// file above the lock-file cap, and takes the flock. A missing lock file is
-// created later, by updateLock.
+// file or beneath its root), refusing a link, folder, FIFO or device or a
+// file above the lock-file cap, and takes the flock on that handle, which
+// every later read and write goes through (gh's protocol: the file is never
+// replaced, so whoever holds the flock holds the file). A missing lock file
+// is created later, by read.
 func openLock(ctx context.Context, rs roots, at rootRel) (*lockHandle, error) {
 	lk := &lockHandle{ctx: ctx, at: at, rs: rs}
 	if _, err := os.Stat(at.root); errors.Is(err, fs.ErrNotExist) {
@@ -83,39 +85,17 @@ func openLock(ctx context.Context, rs roots, at rootRel) (*lockHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The lock file is replaced by rename (writeLock), so the file locked
-	// may be the one a concurrent writer just replaced: lock, then check
-	// that the path still names the locked file, else try the new one.
-	for range lockTries {
-		f, err := r.OpenFile(at.rel, os.O_RDWR, 0)
-		if errors.Is(err, fs.ErrNotExist) {
-			return lk, nil
-		}
-		if err != nil {
-			return nil, lockRefusal(at, err)
-		}
-		if err := lk.take(f); err != nil {
-			return nil, err
-		}
-		if lk.current() {
-			return lk, nil
-		}
-		lk.close()
-		lk.f = nil
+	f, err := r.OpenFile(at.rel, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return lk, nil
 	}
-	return nil, fmt.Errorf("skills lock file %s keeps being replaced; try again", at.abs())
-}
-
-// current reports whether the locked file is still the one at the lock
-// file's path.
-func (l *lockHandle) current() bool {
-	fi, err := l.f.Stat()
 	if err != nil {
-		return false
+		return nil, lockRefusal(at, err)
 	}
-	// Identity only (nothing is opened or written through this path).
-	now, err := os.Lstat(l.at.abs())
-	return err == nil && os.SameFile(fi, now)
+	if err := lk.take(f); err != nil {
+		return nil, err
+	}
+	return lk, nil
 }
 
 func (l *lockHandle) take(f *os.File) error {
@@ -280,11 +260,12 @@ func (l *lockHandle) read() ([]byte, error) {
 	return data, nil
 }
 
-// write replaces the lock file atomically with ld (2-space indented JSON):
-// a temporary sibling, synced and renamed over it through the lock file's
-// root, so a crash leaves the old or the new file, never a part. The flock
-// stays held on the replaced file until close; a writer waiting on it sees
-// the path moved on and locks the new file (openLock).
+// write rewrites the locked file in place with ld (2-space indented
+// JSON) through the flocked handle: truncate, write, fsync. The file is
+// never replaced by a rename, which would break the protocol gh and the
+// skills CLI share: a writer waiting on the flock would then lock a file
+// no longer at the path and its update would be lost. The write does not
+// look at the context, so a signal cannot stop it half way.
 func (l *lockHandle) write(ld *lockDoc, scope Scope) error {
 	if scope == ScopeProject {
 		slices.Sort(ld.skills.keys) // the CLI writes project entries sorted by name
@@ -297,16 +278,15 @@ func (l *lockHandle) write(ld *lockDoc, scope Scope) error {
 		return err
 	}
 	out.WriteByte('\n')
-	r, err := l.rs.open(l.at, false)
+	err := l.f.Truncate(0)
+	if err == nil {
+		_, err = l.f.WriteAt(out.Bytes(), 0)
+	}
+	if err == nil {
+		err = l.f.Sync()
+	}
 	if err != nil {
-		return err
-	}
-	perm := fs.FileMode(0o644)
-	if fi, err := l.f.Stat(); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	if err := r.WriteFile(l.at.rel, out.Bytes(), perm); err != nil {
-		return fmt.Errorf("writing skills lock file %s: %w", l.at.abs(), err)
+		return fmt.Errorf("writing skills lock file %s: %w", l.at.abs(), unwrapPathError(err))
 	}
 	return nil
 }
