@@ -98,6 +98,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass one more environment variable to Flow (repeatable, at most 32)")
 	f.StringVar(&o.AuditLog, "audit-log", "", "audit log path, or off (default: <runs-dir>/.openadapt-agent/audit.jsonl when the server runs Flow; off when read-only)")
 	f.StringVar(&o.Ledger, "ledger", "", "admission ledger file or evidence-root directory (default: the embedded snapshot)")
+	f.StringVar(&o.Labels, "labels", "", "operator labels file: a short label and description per workflow id, shown in list/search/get and matched by search (write a starter with skill emit --labels-starter)")
 	f.StringVar(&o.FlowPython, "flow-python", "", "Python interpreter of the Flow install for the Flow-side helper (default: from the openadapt-flow script's shebang)")
 	return c
 }

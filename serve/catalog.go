@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
@@ -82,23 +83,24 @@ func (c *catalog) lookup(id string) *workflow {
 	return c.byID[id]
 }
 
-// search implements the matching of §5.7.
-func (c *catalog) search(terms []string, availableOnly, export bool) []*workflow {
+// search implements the matching of §5.7; terms also match the operator's
+// --labels text (notes/LABELS.md).
+func (c *catalog) search(terms []string, availableOnly, export bool, l *labels.Labels) []*workflow {
 	var out []*workflow
 	for _, w := range c.workflows {
 		if availableOnly && !w.available {
 			continue
 		}
-		if matchesAll(w, terms, export) {
+		if matchesAll(w, terms, export, l.Get(w.id)) {
 			out = append(out, w)
 		}
 	}
 	return out
 }
 
-func matchesAll(w *workflow, terms []string, export bool) bool {
+func matchesAll(w *workflow, terms []string, export bool, l labels.Entry) bool {
 	for _, t := range terms {
-		hit := strings.Contains(w.id, t)
+		hit := strings.Contains(w.id, t) || l.Match(t)
 		for _, p := range w.params {
 			if hit {
 				break

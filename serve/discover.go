@@ -122,6 +122,16 @@ func (s *Server) discover() ([]*workflow, int) {
 	for i, id := range bundle.SuffixIDs(bases) {
 		ws[i].id = id
 	}
+	if l := s.prep.labels; l != nil {
+		served := make(map[string]bool, len(ws))
+		for _, w := range ws {
+			served[w.id] = true
+		}
+		// Ids are opaque: the count is enough to act on (never label text).
+		if n := l.Unknown(func(id string) bool { return served[id] }); n > 0 {
+			fmt.Fprintf(s.stderr, "serve: warning: %d workflow id(s) in the --labels file match no served workflow\n", n)
+		}
+	}
 	failed := 0
 	for _, w := range ws {
 		if !w.available {

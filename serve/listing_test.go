@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,6 +277,101 @@ func TestUnavailableReasons(t *testing.T) {
 			}
 			if !strings.Contains(s.stderr.String(), "serve: workflow "+id+" could not be loaded ("+string(wantReason)+")\n") {
 				t.Errorf("%s: stderr lacks %s's reason: %s", mode, dirOf[id], s.stderr.String())
+			}
+		}
+	}
+}
+
+// TestLabels (issue 11 item 3; notes/LABELS.md): --labels adds the
+// operator's label and description to list/search/get (omitted when not
+// set), search matches them, an id that no served workflow has is counted
+// on stderr, and every bad file stops the server (exit 2) naming the file
+// and the entry's pointer but never its text.
+func TestLabels(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.demo("a", testBundle{salt: "l1"})
+	e.demo("b", testBundle{salt: "l2"})
+	probe := start(t, e.opts())
+	idA, idB := probe.srv.cat.workflows[0].id, probe.srv.cat.workflows[1].id
+	write := func(name, body string) string {
+		p := filepath.Join(e.root, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const mt = `"mediaType":"application/vnd.openadapt.agent.labels+json;version=1"`
+	const unknown = "workflow_ffffffffffffffffffffffff"
+	good := write("labels.json", `{`+mt+`,"workflows":{"`+idA+`":{"label":"Triage a referral","description":"Files one inbound referral in MockMed."},"`+idB+`":{"label":"","description":""},"`+unknown+`":{"label":"gone"}}}`)
+	for _, mode := range []string{"per-workflow", "catalog"} {
+		o := e.opts()
+		o.ToolMode, o.Labels = mode, good
+		s := start(t, o)
+		if !strings.Contains(s.stderr.String(), "serve: warning: 1 workflow id(s) in the --labels file match no served workflow\n") {
+			t.Errorf("%s: no unknown-id warning: %q", mode, s.stderr.String())
+		}
+		tool := "list_workflows"
+		if mode == "catalog" {
+			tool = "search_workflows"
+		}
+		ws := s.call(tool, map[string]any{})["workflows"].([]any)
+		a, b := ws[0].(map[string]any), ws[1].(map[string]any)
+		if a["label"] != "Triage a referral" || a["description"] != "Files one inbound referral in MockMed." {
+			t.Errorf("%s: labelled workflow %v", mode, a)
+		}
+		if _, has := b["label"]; has {
+			t.Errorf("%s: empty label shown: %v", mode, b)
+		}
+		if _, has := b["description"]; has {
+			t.Errorf("%s: empty description shown: %v", mode, b)
+		}
+		g := s.call("get_workflow", map[string]any{"workflow": idA})
+		if g["label"] != "Triage a referral" {
+			t.Errorf("%s: get_workflow %v", mode, g)
+		}
+		if mode == "catalog" {
+			for q, want := range map[string]int{"triage": 1, "REFERRAL mockmed": 1, "triage nothing": 0, "gone": 0} {
+				r := s.call("search_workflows", map[string]any{"query": q})
+				if n := int(r["total_matches"].(float64)); n != want {
+					t.Errorf("search %q: %d matches, want %d", q, n, want)
+				}
+			}
+		}
+	}
+
+	const secret = "Jane Roe MRN-9911"
+	big := write("big.json", `{`+mt+`,"workflows":{}}`+strings.Repeat(" ", 64<<10))
+	fifo := filepath.Join(e.root, "labels.fifo")
+	fifoOK := mkfifoTest(fifo) == nil
+	for name, tc := range map[string]struct{ path, want string }{
+		"bidi":           {write("bidi.json", `{`+mt+`,"workflows":{"`+idA+`":{"label":"`+secret+"\u202e"+`"}}}`), "/workflows/" + idA + "/label: contains a bidirectional control (U+202E)"},
+		"control":        {write("ctl.json", `{`+mt+`,"workflows":{"`+idA+`":{"description":"`+secret+`\u0007"}}}`), "/workflows/" + idA + "/description: contains a control character (U+0007)"},
+		"oversize label": {write("long.json", `{`+mt+`,"workflows":{"`+idA+`":{"label":"`+secret+strings.Repeat("x", 60)+`"}}}`), "/workflows/" + idA + "/label: 77 code points, at most 64 allowed"},
+		"duplicate key":  {write("dup.json", `{`+mt+`,"workflows":{"`+idA+`":{},"`+idA+`":{"label":"`+secret+`"}}}`), "not strict JSON (duplicate key"},
+		"media type":     {write("mt.json", `{"mediaType":"application/json","workflows":{}}`), "/mediaType: must be"},
+		"bad id":         {write("id.json", `{`+mt+`,"workflows":{"`+secret+`":{}}}`), "/workflows: member 1: key is not a workflow id"},
+		"oversize file":  {big, "the --labels file is larger than 64 KiB: " + big},
+		"missing":        {filepath.Join(e.root, "nope.json"), "the --labels file does not exist: "},
+		"fifo":           {fifo, "the --labels file is not a regular file: " + fifo},
+	} {
+		if name == "fifo" && !fifoOK {
+			continue
+		}
+		o := e.opts()
+		o.Labels = tc.path
+		_, err := New(o, &syncBuffer{})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Msg, tc.want) {
+			t.Errorf("%s: %v, want a ConfigError containing %q", name, err, tc.want)
+			continue
+		}
+		if !strings.Contains(ce.Msg, tc.path) {
+			t.Errorf("%s: error does not name the file: %s", name, ce.Msg)
+		}
+		for _, tok := range []string{"Jane", "MRN", "\u202e"} {
+			if strings.Contains(ce.Msg, tok) {
+				t.Errorf("%s: error echoes the file's text: %q", name, ce.Msg)
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/userdirs"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	AuditLog                       string // path, "off", or "" for the default (on when stateful, off when read-only)
 	Ledger                         string
 	FlowPython                     string // --flow-python: the helper's interpreter
+	// Labels is the --labels file: operator-chosen label and description
+	// per workflow id (notes/LABELS.md); "" for none.
+	Labels string
 	// CacheDir holds the verified-digest cache; "" means the per-user cache
 	// folder ($XDG_CACHE_HOME/openadapt-agent or ~/.cache/openadapt-agent),
 	// "off" disables the cache.
@@ -108,7 +112,28 @@ type prepared struct {
 	cacheDir string   // "" when the cache is off
 	auditLog *os.File // nil when off
 	profile  string
-	tutorial bool // tutorial mode, explicit or implied (§1.3 rule 6)
+	tutorial bool           // tutorial mode, explicit or implied (§1.3 rule 6)
+	labels   *labels.Labels // --labels, nil without
+}
+
+// readLabels reads --labels: any problem is exit 2 naming the file and, for
+// a format error, the JSON pointer of the bad entry, never its text.
+func readLabels(path string) (*labels.Labels, error) {
+	l, err := labels.Read(context.Background(), path)
+	var le *labels.Error
+	switch {
+	case err == nil:
+		return l, nil
+	case errors.As(err, &le):
+		return nil, configErrorf("the --labels file is invalid: %s: %s", path, le)
+	case errors.Is(err, fsutil.ErrTooLarge):
+		return nil, configErrorf("the --labels file is larger than %s: %s", fsutil.FormatSize(fsutil.Labels.Max), path)
+	case errors.Is(err, fsutil.ErrNotRegular):
+		return nil, configErrorf("the --labels file is not a regular file: %s", path)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, configErrorf("the --labels file does not exist: %s", path)
+	}
+	return nil, configErrorf("the --labels file could not be read: %s", path)
 }
 
 // validate applies the rules of §1.3 in their documented order (rules 2–15;
@@ -241,6 +266,14 @@ func validate(o Options) (*prepared, error) {
 	}
 	// 14. Phase availability: every phase ships in this build.
 	p.tutorial = tutorial
+	// 14, continued: the operator's --labels file (notes/LABELS.md).
+	if o.Labels != "" {
+		l, err := readLabels(o.Labels)
+		if err != nil {
+			return fail(err)
+		}
+		p.labels = l
+	}
 	// 15. An authoring-only server serves no bundles; tutorial mode has none.
 	if o.authoringOnly() || tutorial {
 		return p, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 )
 
 // Allowlist projections (§6). Every wire value is built here from typed
@@ -57,15 +58,19 @@ type workflowProtectedP struct {
 
 // workflowCoreP is the part of P that get_workflow's S shares.
 type workflowCoreP struct {
-	ID        string `json:"id"`
-	Available bool   `json:"available"`
+	ID string `json:"id"`
+	// Label and Description are the operator's --labels text, omitted when
+	// not set (notes/LABELS.md).
+	Label       string `json:"label,omitempty"`
+	Description string `json:"description,omitempty"`
+	Available   bool   `json:"available"`
 	// UnavailableReason is bundle's reason code, present exactly when
 	// Available is false (issue 11 item 3; round2-decisions 8).
 	UnavailableReason string   `json:"unavailable_reason,omitempty"`
 	StepCount         *int     `json:"step_count"`
-	Parameters []paramP `json:"parameters"`
-	Encrypted  bool     `json:"encrypted"`
-	Admission  string   `json:"admission"`
+	Parameters        []paramP `json:"parameters"`
+	Encrypted         bool     `json:"encrypted"`
+	Admission         string   `json:"admission"`
 }
 
 // workflowP is P (§5.1).
@@ -150,9 +155,12 @@ func (s *Server) projectWorkflow(w *workflow) workflowP {
 		// An unavailable workflow always carries a code; one without a
 		// bundle reason (none today) would say unreadable, never nothing.
 		UnavailableReason: unavailableReason(w),
-		Encrypted:  w.encrypted,
-		Admission:  s.admissionState(w),
+		Encrypted:         w.encrypted,
+		Admission:         s.admissionState(w),
 	}}
+	if l := s.prep.labels.Get(w.id); l != (labels.Entry{}) {
+		p.Label, p.Description = l.Label, l.Description
+	}
 	if w.available {
 		n := w.stepCount
 		p.StepCount = &n

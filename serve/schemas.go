@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 )
 
 // Schemas are written as JSON text so the wire bytes are exactly the ones
@@ -72,6 +74,8 @@ var reasonsEnum = func() string {
 // workflowProtected its protected block (export mode only).
 var workflowProps = `
   "id":{"type":"string","pattern":"` + idPattern + `"},
+  "label":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(labels.MaxLabel) + `},
+  "description":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(labels.MaxDescription) + `},
   "available":{"type":"boolean"},
   "unavailable_reason":{"enum":` + reasonsEnum + `},
   "step_count":{"type":["integer","null"],"minimum":0},
@@ -243,7 +247,7 @@ var (
  "required":["run_id"],"additionalProperties":false}`)
 	inputGetAttention   = compact(`{"type":"object","properties":{"attention_id":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Opaque id returned by list_needs_attention."}},"required":["attention_id"],"additionalProperties":false}`)
 	inputSearchWorkflow = compact(`{"type":"object","properties":{
-  "query":{"type":"string","maxLength":200,"description":"Case-insensitive terms matched against workflow ids and parameter names. Omit to list all."},
+  "query":{"type":"string","maxLength":200,"description":"Case-insensitive terms matched against workflow ids, parameter names and operator labels and descriptions. Omit to list all."},
   "available_only":{"type":"boolean","description":"Only workflows that loaded safely."},
   "limit":{"type":"integer","minimum":1,"maximum":50,"description":"Page size, default 20."},
   "cursor":{"type":"string","maxLength":512,"description":"next_cursor from the previous page of the same query."}},

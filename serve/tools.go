@@ -137,7 +137,7 @@ func (s *Server) registerTools() {
 	catalogMode := s.opts.ToolMode == "catalog"
 	if catalogMode {
 		s.addTool(toolDef{name: toolSearchWorkflows, title: "Search workflows",
-			desc:  "Pages through the workflows served here by opaque id, matching the query against workflow ids and parameter names only. Use get_workflow for details and run_workflow to run one. Demonstration labels, values, intents, paths and load errors stay local by default.",
+			desc:  "Pages through the workflows served here by opaque id, matching the query against workflow ids, parameter names and the operator's --labels text only. Use get_workflow for details and run_workflow to run one. Demonstration labels, values, intents, paths and load errors stay local by default.",
 			input: inputSearchWorkflow, success: searchWorkflowsSchema(export)}, s.searchWorkflows)
 	} else {
 		s.addTool(toolDef{name: toolListWorkflows, title: "List workflows",

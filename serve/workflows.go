@@ -41,7 +41,7 @@ func (s *Server) searchWorkflows(_ context.Context, c *toolCall) (any, *failure)
 		}
 		offset = o
 	}
-	matches := s.cat.search(terms, availOnly, s.opts.AllowProtectedExport)
+	matches := s.cat.search(terms, availOnly, s.opts.AllowProtectedExport, s.prep.labels)
 	out := searchWorkflowsP{
 		listingHeadP: s.listingHead(),
 		TotalMatches: len(matches),

@@ -44,7 +44,7 @@ var (
 	// LockFile is a skills lock file (skills-lock.json, .skill-lock.json).
 	LockFile = Limit{"lock file", 16 << 20}
 	// Labels is a `--labels` file.
-	Labels = Limit{"--labels file", 1 << 20}
+	Labels = Limit{"--labels file", 64 << 10}
 	// RunRecord is serve's <state>/runs/<run_id>.json (mcp-surface.md §7.1),
 	// read by serve and `openadapt-agent runs` (internal/runstore).
 	RunRecord = Limit{"run record", 64 << 10}
