@@ -275,14 +275,23 @@ func (h *Helper) die(cause error) {
 	h.dead = true
 	h.deadErr = cause
 	closing := h.closing
-	pend := h.pending
+	// Whether each frame was written is read here, under h.mu: a call
+	// marks it under h.mu and never writes once the helper is dead.
+	type failed struct {
+		c       *call
+		written bool
+	}
+	var pend []failed
+	for _, c := range h.pending {
+		pend = append(pend, failed{c, c.written})
+	}
 	h.pending = map[int64]*call{}
 	h.mu.Unlock()
 	if h.cmd != nil {
 		h.group.kill()
 	}
-	for _, c := range pend {
-		c.ch <- reply{err: &TransportError{Op: c.op, Written: c.written, Err: cause}}
+	for _, f := range pend {
+		f.c.ch <- reply{err: &TransportError{Op: f.c.op, Written: f.written, Err: cause}}
 	}
 	close(h.done)
 	if !closing && h.cfg.OnDead != nil {
@@ -529,6 +538,13 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 
 	h.writeMu.Lock()
 	h.mu.Lock()
+	if h.dead {
+		// die answered this call (not written) while it waited to write.
+		h.mu.Unlock()
+		h.writeMu.Unlock()
+		r := <-c.ch
+		return r.result, r.err
+	}
 	c.written = true // even a partly written frame may have been acted on
 	h.mu.Unlock()
 	_ = h.reqW.SetWriteDeadline(time.Now().Add(h.to.Write))
