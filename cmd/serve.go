@@ -18,6 +18,7 @@ import (
 // (shared/spec/mcp-surface.md §1).
 func newServeCmd(io *IO) *cobra.Command {
 	var o serve.Options
+	var roots []string
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the governed local stdio MCP server",
@@ -35,15 +36,31 @@ $XDG_STATE_HOME/openadapt-agent/runs or ~/.local/state/openadapt-agent/runs
 on Linux, ~/Library/Application Support/openadapt-agent/runs on macOS,
 %LOCALAPPDATA%\openadapt-agent\runs on Windows. --runs-dir "" is the default.
 
+--bundles is repeatable: every root is served, in the order given, and
+duplicate workflow ids get _2, _3, ... across all roots in that order. A root
+given twice (the same folder) or inside another is refused. A root of skill
+folders (<skill>/SKILL.md with <skill>/bundle/) serves each skill's bundle;
+links are never followed, so serve ~/.agents/skills (where skill install puts
+the real copies), not .claude/skills, whose entries are links.
+
 Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 (workflow.json.enc); without it a sealed bundle is listed as unavailable
 (missing_key). Set it in the env block of the MCP client that starts serve.`,
 		Example: `  openadapt-agent serve --bundles ~/openadapt/bundles
+  openadapt-agent serve --bundles ~/openadapt/bundles --bundles ~/.agents/skills --labels ~/openadapt/labels.json
   openadapt-agent serve --bundles ~/openadapt/bundles --allow-run --runs-dir ~/openadapt/runs
   OPENADAPT_BUNDLE_KEY=… openadapt-agent serve --bundles ~/openadapt/sealed --tool-mode catalog`,
 		Args: noArgs(),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.FlowCLISet = c.Flags().Changed("flow-cli")
+			for _, r := range roots { // --bundles "" means none, as before
+				if r != "" {
+					o.BundleRoots = append(o.BundleRoots, r)
+				}
+			}
+			if len(o.BundleRoots) > 0 {
+				o.Bundles = o.BundleRoots[0]
+			}
 			o.Version = buildinfo.Version()
 			// Nothing but JSON-RPC may reach stdout: route the process-wide
 			// loggers to stderr.
@@ -76,7 +93,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	}
 	f := c.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.Bundles, "bundles", "", "a bundle directory, or a directory whose immediate subdirectories are bundles")
+	f.StringArrayVar(&roots, "bundles", nil, "a bundle folder, a folder of bundle folders, or a folder of skill folders (<skill>/SKILL.md + <skill>/bundle/); repeatable: every root is served, in order")
 	f.BoolVar(&o.AllowRun, "allow-run", false, "register one governed run tool per available workflow")
 	f.BoolVar(&o.AllowProtectedExport, "allow-protected-export", false, "DANGER: add raw labels, recorded values, intents, local paths, report bodies and Flow output to results; only for a client inside the same protected data boundary")
 	f.BoolVar(&o.AllowSyntheticRecordedDefaults, "allow-synthetic-recorded-defaults", false, "DEMO ONLY: omitted parameters fall back to recorded values inside Flow (requires --allow-run)")

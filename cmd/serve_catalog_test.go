@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 
@@ -159,5 +160,57 @@ func TestServeIDsMatchBundleVerify(t *testing.T) {
 		if avail < 8 {
 			t.Errorf("%s: only %d workflows available", name, avail)
 		}
+	}
+}
+
+// TestServeIDsAcrossRoots (round2-decisions 9): with repeated --bundles the
+// ids are bundle verify's base ids, suffixed across the whole server in
+// root order (bundle verify suffixes within each operand only).
+func TestServeIDsAcrossRoots(t *testing.T) {
+	base := t.TempDir()
+	var roots []string
+	for r := range 2 {
+		root := filepath.Join(base, fmt.Sprintf("root%d", r))
+		roots = append(roots, root)
+		for i, v := range bundleVectors(t)[:6] {
+			for c := range r + 1 {
+				dst := filepath.Join(root, fmt.Sprintf("%02d-%d-%s", i, c, strings.ReplaceAll(v, "/", "-")))
+				if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "testdata", "flow", v))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	var bases []string
+	for _, r := range roots {
+		ids, _ := verifyIDs(t, r)
+		for _, id := range ids {
+			if i := strings.LastIndexByte(id, '_'); i > len("workflow") {
+				id = id[:i]
+			}
+			bases = append(bases, id)
+		}
+	}
+	want := bundle.SuffixIDs(bases)
+	ws := serveList(t, serve.Options{BundleRoots: roots, CacheDir: "off"})
+	if len(ws) != len(want) {
+		t.Fatalf("serve lists %d, want %d", len(ws), len(want))
+	}
+	third := 0
+	for i, w := range ws {
+		if w["id"] != want[i] {
+			t.Errorf("workflow %d: serve %v, want %s", i, w["id"], want[i])
+		}
+		if strings.HasSuffix(want[i], "_3") {
+			third++
+		}
+	}
+	if third == 0 {
+		t.Fatalf("no _3 ids across roots: %v", want)
+	}
+	// The flag: a repeated --bundles root is refused (exit 2), naming it.
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"serve", "--bundles", roots[0], "--bundles", roots[0]}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), "are the same folder") || out.Len() != 0 {
+		t.Errorf("repeated root: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -35,16 +36,17 @@ func (s *Server) discover() ([]*workflow, int) {
 	var slots []*slot
 	var caches []*rootCache
 	var roots []string
-	for _, r := range s.bundleRoots() {
+	for n, r := range s.bundleRoots() {
 		root, err := filepath.Abs(r)
 		if err != nil {
 			root = r
 		}
-		cands, err := bundle.Candidates(root)
+		cands, err := rootCandidates(root)
 		if err != nil {
 			fmt.Fprintln(s.stderr, "serve: a bundles directory could not be read; its workflows are not served")
 			continue
 		}
+		s.warnEmptyRoot(n+1, cands)
 		rc := s.openRootCache(root)
 		roots, caches = append(roots, root), append(caches, rc)
 		for _, c := range cands {
@@ -150,11 +152,76 @@ func (s *Server) discover() ([]*workflow, int) {
 var testHookLoad func(dir string)
 
 // bundleRoots are the --bundles roots in the order given.
-func (s *Server) bundleRoots() []string {
-	if s.opts.Bundles == "" {
-		return nil
+func (s *Server) bundleRoots() []string { return s.opts.roots() }
+
+// rootCandidates are bundle's discovery candidates of root plus, for a
+// root of skill folders (issue 11 item 6), each <root>/<skill>/bundle of a
+// real (not linked) child folder that holds a regular SKILL.md: the bundle
+// folder itself, refused as unsafe_path when it is a link. All in byte
+// order of the child names. Links in the root (.claude/skills/<name> points
+// into ~/.agents/skills) are refused as bundle discovery refuses them,
+// never followed.
+func rootCandidates(root string) ([]bundle.Candidate, error) {
+	cands, err := bundle.Candidates(root)
+	if err != nil || (len(cands) == 1 && cands[0].Dir == root) {
+		return cands, err
 	}
-	return []string{s.opts.Bundles}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return cands, nil
+	}
+	have := make(map[string]bundle.Candidate, len(cands))
+	for _, c := range cands {
+		have[c.Dir] = c
+	}
+	out := make([]bundle.Candidate, 0, len(cands))
+	for _, e := range ents {
+		child := filepath.Join(root, e.Name())
+		if c, ok := have[child]; ok {
+			out = append(out, c)
+			continue
+		}
+		if !e.IsDir() || e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(child, "SKILL.md")); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		b := filepath.Join(child, "bundle")
+		fi, err := os.Lstat(b)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			out = append(out, bundle.Candidate{Dir: b, Symlink: true})
+		case fi.IsDir():
+			if sub, err := bundle.Candidates(b); err == nil && len(sub) == 1 && sub[0].Dir == b {
+				out = append(out, sub[0])
+			}
+		}
+	}
+	return out, nil
+}
+
+// warnEmptyRoot prints the one warning of a root that serves no bundle
+// folder, with the likely fix. The root is named by position (stderr
+// carries no paths by default).
+func (s *Server) warnEmptyRoot(n int, cands []bundle.Candidate) {
+	links := 0
+	for _, c := range cands {
+		if !c.Symlink {
+			return
+		}
+		links++
+	}
+	which := "--bundles"
+	if len(s.bundleRoots()) > 1 {
+		which = fmt.Sprintf("--bundles root %d", n)
+	}
+	if links > 0 {
+		fmt.Fprintf(s.stderr, "serve: warning: %s holds only links (%d), which are never followed; serve the folder that holds the real copies, e.g. ~/.agents/skills, where skill install puts them\n", which, links)
+		return
+	}
+	fmt.Fprintf(s.stderr, "serve: warning: %s holds no bundle; point it at a bundle folder (with workflow.json or workflow.json.enc), a folder of bundle folders, or a folder of skill folders with bundle/ inside, such as ~/.agents/skills, where skill install puts the real copies\n", which)
 }
 
 // unloadableID is the rule-3 id over no marker (flow-bundle.md §10), for a

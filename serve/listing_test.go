@@ -376,3 +376,117 @@ func TestLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestBundleRoots (issue 11 item 6; round2-decisions 9): every --bundles
+// root is served in order with duplicate suffixes across the whole server;
+// a root given twice (also through a link) or nested in another is refused
+// naming both; a root of skill folders serves each skill's bundle/ (a
+// linked bundle/ is unsafe_path); a root of links or of nothing warns once
+// with the fix.
+func TestBundleRoots(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.bundles
+	e.demo("x", testBundle{salt: "r1"})
+	e.demo("y", testBundle{salt: "r2"})
+	b := filepath.Join(e.root, "skills")
+	writeBundle(t, filepath.Join(b, "dup-skill", "bundle"), testBundle{name: "Demo Triage", params: map[string]string{"note": "Follow-up in 2 weeks"}, intents: []string{"Open the patient chart", "type note"}, salt: "r1"})
+	for _, sk := range []string{"dup-skill", "linked-skill", "no-bundle"} {
+		if err := os.MkdirAll(filepath.Join(b, sk), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(b, sk, "SKILL.md"), []byte("---\nname: "+sk+"\n---\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(a, "y"), filepath.Join(b, "linked-skill", "bundle")); err != nil {
+		t.Fatal(err)
+	}
+	// A folder with bundle/ but no SKILL.md is not a skill folder.
+	writeBundle(t, filepath.Join(b, "not-a-skill", "bundle"), testBundle{name: "N", salt: "r3"})
+
+	o := e.opts()
+	o.BundleRoots = []string{a, b}
+	s := start(t, o)
+	var got []string
+	for _, w := range s.srv.cat.workflows {
+		rel, _ := filepath.Rel(e.root, w.dir)
+		got = append(got, rel+" "+w.id+" "+string(w.reason))
+	}
+	ws := s.srv.cat.workflows
+	if len(ws) != 4 {
+		t.Fatalf("served %v", got)
+	}
+	wantDirs := []string{"bundles/x", "bundles/y", "skills/dup-skill/bundle", "skills/linked-skill/bundle"}
+	for i, w := range ws {
+		if rel, _ := filepath.Rel(e.root, w.dir); rel != wantDirs[i] {
+			t.Fatalf("order %v, want %v", got, wantDirs)
+		}
+	}
+	if ws[2].baseID != ws[0].baseID || ws[2].id != ws[0].id+"_2" || !ws[2].available {
+		t.Errorf("the second root's duplicate is not suffixed _2 after the first root: %v", got)
+	}
+	if ws[3].available || ws[3].reason != bundle.UnsafePath {
+		t.Errorf("a linked skill bundle/ is served: %v", got)
+	}
+	// The same order and suffixes on the warm start.
+	s2 := start(t, o)
+	for i, w := range s2.srv.cat.workflows {
+		if w.id != ws[i].id {
+			t.Errorf("warm id %d: %s, want %s", i, w.id, ws[i].id)
+		}
+	}
+
+	link := filepath.Join(e.root, "bundles-link")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		roots []string
+		want  string
+	}{
+		"twice":         {[]string{a, b, a}, "--bundles " + a + " and --bundles " + a + " are the same folder"},
+		"through link":  {[]string{a, link}, "--bundles " + a + " and --bundles " + link + " are the same folder"},
+		"nested":        {[]string{b, filepath.Join(b, "dup-skill")}, "--bundles " + filepath.Join(b, "dup-skill") + " is inside --bundles " + b},
+		"nested, outer": {[]string{filepath.Join(a, "x"), a}, "--bundles " + filepath.Join(a, "x") + " is inside --bundles " + a},
+		"missing":       {[]string{a, filepath.Join(e.root, "nope")}, "bundles directory does not exist: " + filepath.Join(e.root, "nope")},
+	} {
+		o := e.opts()
+		o.BundleRoots = tc.roots
+		_, err := New(o, &syncBuffer{})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Msg, tc.want) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+
+	// A root of links only (.claude/skills) and an empty root: one warning each.
+	links := filepath.Join(e.root, "claude-skills")
+	empty := filepath.Join(e.root, "empty")
+	for _, d := range []string{links, empty} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(b, "dup-skill"), filepath.Join(links, "dup-skill")); err != nil {
+		t.Fatal(err)
+	}
+	o = e.opts()
+	o.BundleRoots = []string{a, links, empty}
+	s3 := start(t, o)
+	errText := s3.stderr.String()
+	for _, want := range []string{
+		"serve: warning: --bundles root 2 holds only links (1), which are never followed; serve the folder that holds the real copies, e.g. ~/.agents/skills, where skill install puts them\n",
+		"serve: warning: --bundles root 3 holds no bundle; point it at",
+	} {
+		if strings.Count(errText, want) != 1 {
+			t.Errorf("stderr lacks %q once:\n%s", want, errText)
+		}
+	}
+	if strings.Contains(errText, "root 1 ") {
+		t.Errorf("a root with bundles warned: %s", errText)
+	}
+	if strings.Contains(errText, e.root) {
+		t.Errorf("a warning names a path: %s", errText)
+	}
+}

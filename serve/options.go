@@ -22,7 +22,11 @@ import (
 // mcp-surface.md §1.1; the zero value of each field is the flag's default
 // unless noted.
 type Options struct {
+	// Bundles is the first --bundles root ("" for none); BundleRoots, when
+	// set, is every root in the order given (repeatable --bundles; Bundles
+	// is then its first element).
 	Bundles                        string
+	BundleRoots                    []string
 	AllowRun                       bool
 	AllowProtectedExport           bool
 	AllowSyntheticRecordedDefaults bool
@@ -87,6 +91,9 @@ const (
 
 // withDefaults fills defaults for zero-valued fields.
 func (o Options) withDefaults() Options {
+	if o.Bundles == "" && len(o.BundleRoots) > 0 {
+		o.Bundles = o.BundleRoots[0]
+	}
 	if o.FlowCLI == "" {
 		o.FlowCLI = "openadapt-flow"
 	}
@@ -278,10 +285,63 @@ func validate(o Options) (*prepared, error) {
 	if o.authoringOnly() || tutorial {
 		return p, nil
 	}
-	if fi, err := os.Stat(o.Bundles); err != nil || !fi.IsDir() {
-		return fail(configErrorf("bundles directory does not exist: %s", o.Bundles))
+	if err := checkRoots(o.roots()); err != nil {
+		return fail(err)
 	}
 	return p, nil
+}
+
+// roots are the --bundles roots in the order given.
+func (o Options) roots() []string {
+	if len(o.BundleRoots) > 0 {
+		return o.BundleRoots
+	}
+	if o.Bundles == "" {
+		return nil
+	}
+	return []string{o.Bundles}
+}
+
+// checkRoots applies rule 15 to every root and refuses a root given twice
+// (the same device and inode) or inside another (round2-decisions 9), naming
+// both.
+func checkRoots(roots []string) error {
+	type seen struct {
+		path, real string
+		fi         os.FileInfo
+	}
+	var ok []seen
+	for _, r := range roots {
+		fi, err := os.Stat(r)
+		if err != nil || !fi.IsDir() {
+			return configErrorf("bundles directory does not exist: %s", r)
+		}
+		real, err := filepath.EvalSymlinks(r)
+		if err == nil {
+			real, err = filepath.Abs(real)
+		}
+		if err != nil {
+			return configErrorf("bundles directory does not exist: %s", r)
+		}
+		for _, o := range ok {
+			switch {
+			case os.SameFile(o.fi, fi):
+				return configErrorf("--bundles %s and --bundles %s are the same folder; give each root once", o.path, r)
+			case within(real, o.real):
+				return configErrorf("--bundles %s is inside --bundles %s; give only the outer root", r, o.path)
+			case within(o.real, real):
+				return configErrorf("--bundles %s is inside --bundles %s; give only the outer root", o.path, r)
+			}
+		}
+		ok = append(ok, seen{r, real, fi})
+	}
+	return nil
+}
+
+// within reports whether path is strictly inside dir (both absolute, clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && filepath.IsLocal(rel)
 }
 
 const stateDirName = ".openadapt-agent"

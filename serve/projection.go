@@ -143,7 +143,8 @@ func (s *Server) listingProtected() *listingProtectedP {
 	if !s.opts.AllowProtectedExport {
 		return nil
 	}
-	return &listingProtectedP{BundlesDir: s.opts.Bundles}
+	// Several roots: joined with the OS path-list separator, in order.
+	return &listingProtectedP{BundlesDir: strings.Join(s.opts.roots(), string(filepath.ListSeparator))}
 }
 
 // projectWorkflow builds P for w.
