@@ -127,17 +127,17 @@ EOF
 tut_fail() { echo "50-real-flow: FAILED: $1" >&2; [ -z "${2:-}" ] || cat "$2" >&2
   tail -n 40 "$tut_runs"/.openadapt-agent/logs/helper-*.log >&2 || true; exit 1; }
 for step in "run cold prepared" "list warm reused"; do
-  read -r mode start want <<<"$step"
-  echo "50-real-flow: serve --allow-run (tutorial, $start start, $mode)"
+  read -r mode phase want <<<"$step"
+  echo "50-real-flow: serve --allow-run (tutorial, $phase start, $mode)"
   tut_s=$(date +%s)
-  timeout 1500 node "$tut_tmp/npm/quickstart.mjs" "$tut_tmp/bin/openadapt-agent" "$tut_runs" "$rf_flow" "$rf_python" "$tut_tmp/home" "$mode" "$start" \
-    2>"$tut_tmp/serve-$mode.err" || tut_fail "tutorial $start start ($mode)" "$tut_tmp/serve-$mode.err"
+  timeout 1500 node "$tut_tmp/npm/quickstart.mjs" "$tut_tmp/bin/openadapt-agent" "$tut_runs" "$rf_flow" "$rf_python" "$tut_tmp/home" "$mode" "$phase" \
+    2>"$tut_tmp/serve-$mode.err" || tut_fail "tutorial $phase start ($mode)" "$tut_tmp/serve-$mode.err"
   grep -q "^serve: synthetic tutorial ready ($want) in " "$tut_tmp/serve-$mode.err" ||
-    tut_fail "the $start serve start did not report 'ready ($want)'" "$tut_tmp/serve-$mode.err"
+    tut_fail "the $phase serve start did not report 'ready ($want)'" "$tut_tmp/serve-$mode.err"
   grep -q 'tutorial enabled' "$tut_tmp/serve-$mode.err" || tut_fail "banner" "$tut_tmp/serve-$mode.err"
   if ! grep -q '; admission: only the prepared tutorial bundle is exempt, bound to its content digest sha256:[0-9a-f]\{64\};' "$tut_tmp/serve-$mode.err" ||
     grep -q 'admission gate off' "$tut_tmp/serve-$mode.err"; then tut_fail "the tutorial banner misstates admission" "$tut_tmp/serve-$mode.err"; fi
-  echo "50-real-flow: tutorial $start start ($mode) ok in $(( $(date +%s) - tut_s ))s: $(grep -o 'synthetic tutorial ready.*' "$tut_tmp/serve-$mode.err")"
+  echo "50-real-flow: tutorial $phase start ($mode) ok in $(( $(date +%s) - tut_s ))s: $(grep -o 'synthetic tutorial ready.*' "$tut_tmp/serve-$mode.err")"
 done
 # The local operator view of that one real run (issue 11 item 4): its record
 # is listed, Flow's stderr tail is kept 0600 beside it and shown only with
