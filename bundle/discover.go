@@ -211,12 +211,21 @@ func Load(dir string, opts ...Option) (*Bundle, error) {
 	if err := cfg.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bundle verification stopped: %w", err)
 	}
-	b := newLoader(cfg, newLimiter(cfg.workers)).load(dir)
+	ld := loaders.Get().(*loader)
+	ld.cfg, ld.lim = cfg, newLimiter(cfg.workers)
+	b := ld.load(dir)
+	ld.cfg, ld.lim = nil, nil
+	loaders.Put(ld)
 	if err := cfg.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bundle verification stopped: %w", err)
 	}
 	return b, b.Err
 }
+
+// loaders recycles Load's loaders (their copy buffer and JSON documents)
+// across calls: a caller that loads many folders one by one (serve's
+// listing) allocates them once per worker instead of once per bundle.
+var loaders = sync.Pool{New: func() any { return &loader{buf: make([]byte, 64<<10)} }}
 
 // limiter bounds CPU- and memory-heavy work (scrypt + AES-GCM) across all
 // bundles of one call, so nested fan-out never oversubscribes the cores or

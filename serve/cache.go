@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/crypto/scrypt"
 
@@ -30,9 +32,10 @@ import (
 // permission bits, size, device, inode and nanosecond mtime and ctime; any
 // difference is a miss and the bundle is verified again in full.
 //
-// An entry is stored only when the folder's identity was the same before
-// and after the verification that produced it, so a change made while
-// verifying is never cached as verified. It serves listing only: a run
+// The identity is taken before the verification that produced the entry,
+// so any change made while verifying or later changes it; a folder with an
+// entry changed within [racyWindow] of the snapshot is not cached, since a
+// second change in the same clock tick could keep every identity. It serves listing only: a run
 // re-verifies its bundle in full (verifyForRun), and Flow verifies it again.
 //
 // Sealed results depend on the key: the file holds one key check, an HMAC
@@ -43,7 +46,7 @@ import (
 
 const (
 	cacheName    = "digest-cache"
-	cacheVersion = 2
+	cacheVersion = 3
 	// maxSnapshot bounds the entries walked per bundle; a larger bundle
 	// folder is verified at every start instead of being cached.
 	maxSnapshot = 4096
@@ -74,9 +77,10 @@ type cachedBundle struct {
 	Dir    string `json:"dir"`    // candidate folder (absolute)
 	Sealed bool   `json:"sealed"` // result depends on the key check
 	// Files are the walked entries, bundle-relative ("." for the folder),
-	// in walk order; Ident is the SHA-256 of their identities.
-	Files []string `json:"files"`
-	Ident string   `json:"ident"`
+	// in walk order, joined by "\n" (one JSON string decodes far faster
+	// than an array); Ident is the SHA-256 of their identities.
+	Files string `json:"files"`
+	Ident string `json:"ident"`
 
 	BaseID        string   `json:"base_id"`
 	Available     bool     `json:"available"`
@@ -88,11 +92,22 @@ type cachedBundle struct {
 	Encrypted     bool     `json:"encrypted"`
 }
 
+func (cb *cachedBundle) files() []string { return strings.Split(cb.Files, "\n") }
+
 // snapshot is the walked identity of one bundle folder.
 type snapshot struct {
 	files []string
 	ident string
+	// newest is the latest change time (ctime where the platform has one,
+	// else mtime) of any entry, in Unix nanoseconds.
+	newest int64
 }
+
+// racyWindow: a folder with an entry changed less than this before its
+// snapshot is not cached ("racy git"): a second change within the same
+// file-system clock tick could leave every identity unchanged. Tests that
+// count verifications lower it.
+var racyWindow = time.Second
 
 // takeSnapshot walks dir without following links and hashes the identity
 // of every entry. ok is false when the folder cannot be walked completely
@@ -101,10 +116,16 @@ func takeSnapshot(dir string) (snapshot, bool) {
 	h := sha256.New()
 	var files []string
 	var buf []byte
+	var newest int64
 	add := func(rel string, fi fs.FileInfo) {
 		files = append(files, rel)
 		buf = appendIdent(buf[:0], rel, fi)
 		h.Write(buf)
+		t := int64(ctimeNano(fi))
+		if t == 0 {
+			t = fi.ModTime().UnixNano()
+		}
+		newest = max(newest, t)
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil || !fi.IsDir() {
@@ -140,7 +161,7 @@ func takeSnapshot(dir string) (snapshot, bool) {
 	if !walk(dir, "") {
 		return snapshot{}, false
 	}
-	return snapshot{files: files, ident: hex.EncodeToString(h.Sum(nil))}, true
+	return snapshot{files: files, ident: hex.EncodeToString(h.Sum(nil)), newest: newest}, true
 }
 
 // checkSnapshot re-stats the recorded entries of dir and reports whether
@@ -217,12 +238,13 @@ type rootCache struct {
 	key     string                   // the server's passphrase ("" none)
 	out     []cachedBundle           // entries to store
 	changed bool
+	started time.Time // before any snapshot of this discovery
 }
 
 // openRootCache reads root's cache file (a missing, unreadable or foreign
 // file is an empty cache).
 func (s *Server) openRootCache(root string) *rootCache {
-	rc := &rootCache{path: s.cachePath(root), key: s.env(bundle.KeyEnv)}
+	rc := &rootCache{path: s.cachePath(root), key: s.env(bundle.KeyEnv), started: time.Now()}
 	if rc.path == "" {
 		return nil
 	}
@@ -239,24 +261,23 @@ func (s *Server) openRootCache(root string) *rootCache {
 	for i := range c.Bundles {
 		cb := &c.Bundles[i]
 		if !bundleIDRE().MatchString(cb.BaseID) {
-			return &rootCache{path: rc.path, key: rc.key}
+			return &rootCache{path: rc.path, key: rc.key, started: rc.started}
 		}
 		rc.byDir[cb.Dir] = cb
 	}
 	return rc
 }
 
-// lookup returns the cached workflow of the candidate dir when its folder
-// is unchanged (and, for a sealed result, the key is the same), else nil.
-func (rc *rootCache) lookup(dir string) *workflow {
+// entry returns the cache's entry for the candidate dir, or nil.
+func (rc *rootCache) entry(dir string) *cachedBundle {
 	if rc == nil || rc.byDir == nil {
 		return nil
 	}
-	cb := rc.byDir[dir]
-	if cb == nil || (cb.Sealed && !rc.keyMatches()) || !checkSnapshot(dir, cb.Files, cb.Ident) {
-		rc.changed = true
-		return nil
-	}
+	return rc.byDir[dir]
+}
+
+// hit keeps cb (its folder is unchanged) and returns its workflow.
+func (rc *rootCache) hit(cb *cachedBundle, dir string) *workflow {
 	rc.out = append(rc.out, *cb)
 	w := &workflow{id: cb.BaseID, baseID: cb.BaseID, dir: dir, available: cb.Available,
 		reason: bundle.Unavailable(cb.Reason), params: cb.Params, stepCount: cb.StepCount,
@@ -299,17 +320,17 @@ func keyCheck(key, saltHex string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// record adds the result of a fresh full verification of w, when the
-// folder was unchanged across it (pre == post).
-func (rc *rootCache) record(w *workflow, sealed bool, pre, post snapshot) {
+// record adds the result of a fresh full verification of w under the
+// identity pre taken before it, unless pre is missing or racy.
+func (rc *rootCache) record(w *workflow, sealed bool, pre snapshot) {
 	if rc == nil {
 		return
 	}
 	rc.changed = true
-	if pre.ident == "" || pre.ident != post.ident {
+	if pre.ident == "" || pre.newest >= rc.started.UnixNano()-int64(racyWindow) {
 		return
 	}
-	rc.out = append(rc.out, cachedBundle{Dir: w.dir, Sealed: sealed, Files: pre.files, Ident: pre.ident,
+	rc.out = append(rc.out, cachedBundle{Dir: w.dir, Sealed: sealed, Files: strings.Join(pre.files, "\n"), Ident: pre.ident,
 		BaseID: w.baseID, Available: w.available, Reason: string(w.reason), Params: w.params,
 		StepCount: w.stepCount, SchemaVersion: w.schemaVersion, ContentDigest: w.contentDigest, Encrypted: w.encrypted})
 }

@@ -28,10 +28,10 @@ func (s *Server) discover() ([]*workflow, int) {
 		dir    string
 		sealed bool
 		rc     *rootCache
+		cb     *cachedBundle // the cache's entry, if any
 		w      *workflow
 		loaded bool
-		pre    snapshot // folder identity before and after a fresh load
-		post   snapshot
+		pre    snapshot // folder identity taken before a fresh load
 	}
 	var slots []*slot
 	var caches []*rootCache
@@ -51,32 +51,42 @@ func (s *Server) discover() ([]*workflow, int) {
 		roots, caches = append(roots, root), append(caches, rc)
 		for _, c := range cands {
 			sl := &slot{dir: c.Dir, rc: rc}
-			switch {
-			case c.Symlink:
+			if c.Symlink {
 				sl.w = s.fromBundle(bundle.RefusedSymlink(c.Dir))
-			default:
-				sl.w = rc.lookup(c.Dir)
-				_, err := os.Lstat(filepath.Join(c.Dir, "workflow.json.enc"))
-				sl.sealed = err == nil
+			} else if sl.cb = rc.entry(c.Dir); sl.cb != nil && sl.cb.Sealed && !rc.keyMatches() {
+				sl.cb = nil // one key check per root, before the parallel part
 			}
 			slots = append(slots, sl)
 		}
 	}
-	// Load the misses: plaintext on every core, sealed one at a time.
+	// Check the cached entries on every core (the per-file stat), then load
+	// the misses: plaintext on every core, sealed one at a time.
+	parallel(slots, func(sl *slot) {
+		if sl.cb != nil && !checkSnapshot(sl.dir, sl.cb.files(), sl.cb.Ident) {
+			sl.cb = nil
+		}
+	})
 	var plain, sealed []*slot
 	for _, sl := range slots {
 		switch {
 		case sl.w != nil:
-		case sl.sealed:
-			sealed = append(sealed, sl)
+		case sl.cb != nil:
+			sl.w = sl.rc.hit(sl.cb, sl.dir)
 		default:
-			plain = append(plain, sl)
+			_, err := os.Lstat(filepath.Join(sl.dir, "workflow.json.enc"))
+			if sl.sealed = err == nil; sl.sealed {
+				sealed = append(sealed, sl)
+			} else {
+				plain = append(plain, sl)
+			}
 		}
 	}
 	load := func(sl *slot) {
 		if testHookLoad != nil {
 			testHookLoad(sl.dir)
 		}
+		// The identity is taken BEFORE the load: any change after it, during
+		// the load or later, changes the identity the next start compares.
 		pre, ok := takeSnapshot(sl.dir)
 		sl.loaded = true
 		b, err := bundle.Load(sl.dir, s.bundleOpts(bundle.Full, bundle.WithWorkers(1))...)
@@ -87,29 +97,15 @@ func (s *Server) discover() ([]*workflow, int) {
 		sl.w = s.fromBundle(b)
 		if ok {
 			sl.pre = pre
-			sl.post, _ = takeSnapshot(sl.dir)
 		}
 	}
-	next := make(chan *slot)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(plain)) {
-		wg.Go(func() {
-			for sl := range next {
-				load(sl)
-			}
-		})
-	}
-	for _, sl := range plain {
-		next <- sl
-	}
-	close(next)
-	wg.Wait()
+	parallel(plain, load)
 	for _, sl := range sealed {
 		load(sl)
 	}
 	for _, sl := range slots {
 		if sl.loaded {
-			sl.rc.record(sl.w, sl.sealed, sl.pre, sl.post)
+			sl.rc.record(sl.w, sl.sealed, sl.pre)
 		}
 	}
 	for i, rc := range caches {
@@ -146,6 +142,24 @@ func (s *Server) discover() ([]*workflow, int) {
 		}
 	}
 	return ws, failed
+}
+
+// parallel runs f over xs on every core.
+func parallel[T any](xs []T, f func(T)) {
+	next := make(chan T)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(xs)) {
+		wg.Go(func() {
+			for x := range next {
+				f(x)
+			}
+		})
+	}
+	for _, x := range xs {
+		next <- x
+	}
+	close(next)
+	wg.Wait()
 }
 
 // testHookLoad, when set by a test, is called before each full load.

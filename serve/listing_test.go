@@ -74,6 +74,17 @@ func TestListingVerifiesFully(t *testing.T) {
 	}
 	loads := countLoads(t)
 	o := e.opts()
+	// Racy: with every file changed "just now" nothing is cached, so the
+	// next start verifies again (a change in the same clock tick could keep
+	// every identity).
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = time.Hour
+	start(t, o)
+	start(t, o)
+	if n := loads.Swap(0); n != 6 {
+		t.Errorf("racy folders: %d full verifications over two starts, want 6", n)
+	}
+	racyWindow = 0
 	fresh := map[string]listed{
 		"a-good":    {true, ""},
 		"b-flipped": {false, bundle.IntegrityFailed},
@@ -183,8 +194,8 @@ func TestSealedListingCache(t *testing.T) {
 	const pass = "test-passphrase"
 	dir := filepath.Join(e.bundles, "sealed")
 	sealtest.Seal(t, filepath.Join("..", "testdata", "flow", "plain", "mockmed-triage-v3"), dir, pass)
-	defer func(n int) { keyCheckN = n }(keyCheckN)
-	keyCheckN = sealtest.N
+	defer func(n int, w time.Duration) { keyCheckN, racyWindow = n, w }(keyCheckN, racyWindow)
+	keyCheckN, racyWindow = sealtest.N, 0
 	loads := countLoads(t)
 	withKey := func(key string) Options {
 		o := e.opts()
