@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
 
 const flowVectors = "../../testdata/flow"
@@ -199,7 +201,7 @@ func TestCapabilityVector(t *testing.T) {
 	}
 
 	// pause_digest = sha256(canonical(pending with status "pending")).
-	pending := object(mustRead(t, filepath.Join(dir, "pending_escalation.json")))
+	pending, _ := flowrun.ParseObject(mustRead(t, filepath.Join(dir, "pending_escalation.json")))
 	pending["status"] = json.RawMessage(`"pending"`)
 	if got := digestOf(t, pending); got != exp.PauseDigest {
 		t.Errorf("pause digest %s, want %s", got, exp.PauseDigest)
@@ -354,6 +356,15 @@ func TestFixtureRuns(t *testing.T) {
 		{"invalid report without pause", map[string]string{"report.json": `{"success":true,"execution_outcome":"HALTED","halt":{}}`}, nil},
 		{"invalid report with pause", map[string]string{"report.json": `[]`, "pending_escalation.json": `{"status":"approved","category":"halt"}`}, &Item{
 			Category: "halt", Status: "approved", DurablyPaused: true}},
+		// Refused by pyjson's strict core: the report is invalid (absent,
+		// §8.1) and the pause file is not an object, exactly as for a file
+		// that is not JSON. encoding/json would have projected both.
+		{"duplicate-key report without pause", map[string]string{"report.json": `{"success":false,` + halted[1:]}, nil},
+		{"invalid UTF-8 report without pause", map[string]string{"report.json": strings.Replace(halted, "Jane Roe", "Jane \xffRoe", 1)}, nil},
+		{"duplicate-key report with pause", map[string]string{"report.json": `{"success":false,` + halted[1:], "pending_escalation.json": `{"status":"approved","category":"halt"}`}, &Item{
+			Category: "halt", Status: "approved", DurablyPaused: true}},
+		{"duplicate-key pause is absent", map[string]string{"report.json": success, "pending_escalation.json": `{"status":"pending","status":"pending","category":"mfa"}`}, nil},
+		{"invalid UTF-8 pause is absent", map[string]string{"report.json": success, "pending_escalation.json": "{\"status\":\"pending\",\"reason\":\"\xff\"}"}, nil},
 		{"pause not an object is absent", map[string]string{"report.json": success, "pending_escalation.json": `["pending"]`}, nil},
 		{"only a terminal failure", map[string]string{"report.json": `{"success":false,"halt":{"reason":"x"},"results":[{"step_id":"<terminal>","ok":false,"before_png":"b.png"}]}`}, &Item{
 			Category: "operator_review", Status: "halted", BeforeArtifactID: str("step-001-before")}},

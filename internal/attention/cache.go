@@ -46,7 +46,7 @@ func loadReportFacts(path string) *reportFacts {
 		return nil
 	}
 	var facts *reportFacts
-	if obj := object(data); obj != nil && flowrun.CheckReportObject(obj) == nil {
+	if obj, ok := flowrun.ParseObject(data); ok && flowrun.CheckReportObject(obj) == nil {
 		facts = factsOf(obj)
 	}
 	reportCache.Lock()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 )
 
 var (
@@ -51,7 +52,7 @@ func capabilitySummary(dir string) *Capability {
 	default:
 		return nil
 	}
-	if si := object(c.obj["source_identity"]); si != nil {
+	if si, ok := flowrun.ParseObject(c.obj["source_identity"]); ok {
 		if s, ok := str(si["status"]); ok {
 			sum.SourceIdentityStatus = &s
 		}
@@ -78,8 +79,8 @@ func loadCapability(dir string) (*capability, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj := object(data)
-	if obj == nil {
+	obj, ok := flowrun.ParseObject(data)
+	if !ok {
 		return nil, errNotObject
 	}
 	canon, err := canonicalUnsigned(obj)

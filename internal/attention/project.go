@@ -73,7 +73,7 @@ func (s *scanner) project(rel string) (Item, bool) {
 	rep := loadReportFacts(filepath.Join(dir, "report.json")) // nil unless valid
 	var pause map[string]json.RawMessage                      // nil unless an object
 	if data, err := readRegular(filepath.Join(dir, "pending_escalation.json"), maxPause); err == nil {
-		pause = object(data)
+		pause, _ = flowrun.ParseObject(data)
 	}
 	encrypted := false
 	if fi, err := os.Lstat(filepath.Join(dir, "pending_escalation.json.enc")); err == nil && fi.Mode().IsRegular() {
@@ -176,7 +176,7 @@ func factsOf(report map[string]json.RawMessage) *reportFacts {
 			f.createdAt = &norm
 		}
 	}
-	if halt := object(report["halt"]); halt != nil {
+	if halt, ok := flowrun.ParseObject(report["halt"]); ok {
 		f.hasHalt = true
 		f.haltMarked = haltMarked(halt)
 		f.observed = arrayLen(halt["observed_texts"])
@@ -262,7 +262,7 @@ func artifactIDs(results json.RawMessage) (*string, *string) {
 	}
 	pick, terminal := -1, -1
 	for i, raw := range list {
-		r := object(raw)
+		r, _ := flowrun.ParseObject(raw)
 		if r == nil || isTrue(r["ok"]) || isTrue(r["skipped"]) || isTrue(r["exception_handled"]) {
 			continue
 		}
@@ -278,7 +278,7 @@ func artifactIDs(results json.RawMessage) (*string, *string) {
 	if pick < 0 {
 		return nil, nil
 	}
-	r := object(list[pick])
+	r, _ := flowrun.ParseObject(list[pick])
 	var before, after *string
 	if s, ok := str(r["before_png"]); ok && s != "" {
 		v := fmt.Sprintf("step-%03d-before", pick+1)
@@ -316,18 +316,6 @@ func readRegularInfo(path string, limit int64) ([]byte, os.FileInfo, error) {
 }
 
 // JSON helpers over raw members.
-
-func object(data []byte) map[string]json.RawMessage {
-	t := strings.TrimSpace(string(data))
-	if !strings.HasPrefix(t, "{") {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return nil
-	}
-	return m
-}
 
 func str(v json.RawMessage) (string, bool) {
 	t := strings.TrimSpace(string(v))

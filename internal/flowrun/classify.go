@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Status is a run status (mcp-surface.md §8). The terminal statuses are
@@ -141,16 +143,28 @@ func jsonString(v json.RawMessage) (string, bool) {
 	return s, true
 }
 
-// parseObject decodes a JSON object into its raw members. ok is false for
-// invalid JSON or any other top-level value.
-func parseObject(data []byte) (map[string]json.RawMessage, bool) {
-	t := bytes.TrimSpace(data)
-	if len(t) == 0 || t[0] != '{' {
+// flowJSON are the input rules for the JSON files Flow writes and reads back
+// (report.json and the run files): pyjson's strict core — strict UTF-8, no
+// lone surrogate escape, no duplicate key at any depth, CPython's nesting and
+// integer-digit bounds, no byte order mark. This package only compares
+// floats, never writes them, so a float is kept as its token. A file these
+// rules refuse is treated exactly as one that is not JSON at all (fail
+// closed: Flow's json.load would not give the same object, or any).
+var flowJSON = pyjson.Options{MaxIntDigits: pyjson.PythonIntMaxDigits, Floats: pyjson.FloatRefuse}
+
+// ParseObject parses data, one complete JSON document, under the strict
+// rules above and returns the raw bytes of its top-level members. ok is false
+// for anything the rules refuse and for any other top-level value. The
+// member bytes alias data.
+func ParseObject(data []byte) (map[string]json.RawMessage, bool) {
+	var d pyjson.Doc
+	if d.Parse(data, flowJSON) != nil || d.Kind(d.Root()) != pyjson.Object {
 		return nil, false
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(t, &obj); err != nil {
-		return nil, false
+	obj := make(map[string]json.RawMessage, d.Len(d.Root()))
+	for k, v := range d.Members(d.Root()) {
+		r := d.Raw(v)
+		obj[d.Str(k)] = r[:len(r):len(r)]
 	}
 	return obj, true
 }
@@ -207,7 +221,7 @@ func classifyObject(r map[string]json.RawMessage) reportClass {
 	}
 	// Rule 8: outcome_envelope present and (not an object, or its outcome ≠ P).
 	if present(r, "outcome_envelope") {
-		env, ok := parseObject(r["outcome_envelope"])
+		env, ok := ParseObject(r["outcome_envelope"])
 		if !ok {
 			return errc(p)
 		}
@@ -256,7 +270,7 @@ func classifyObject(r map[string]json.RawMessage) reportClass {
 
 // classifyBytes applies rule 1 then classifyObject.
 func classifyBytes(report []byte) reportClass {
-	obj, ok := parseObject(report)
+	obj, ok := ParseObject(report)
 	if !ok {
 		return reportClass{status: StatusError, inconsistent: true}
 	}
@@ -309,7 +323,7 @@ func ClassifyExit(code int, state ReportState, report []byte) Verdict {
 		}
 		return Verdict{Status: StatusHalt, Reason: ReasonNoReport}
 	}
-	obj, ok := parseObject(report)
+	obj, ok := ParseObject(report)
 	if !ok {
 		// A caller passing ReportPresent with bytes that are not an object:
 		// the report is unusable (§6.3), not "no report".
@@ -343,7 +357,7 @@ var ErrReportInvalid = errors.New("report fails flow consistency rules")
 // [ErrReportInvalid] naming the failed rule (never a value) otherwise. The
 // Needs Attention projector treats an invalid report as absent (§8.1).
 func CheckReport(report []byte) error {
-	obj, ok := parseObject(report)
+	obj, ok := ParseObject(report)
 	if !ok {
 		return fmt.Errorf("%w: not a JSON object", ErrReportInvalid)
 	}
@@ -376,7 +390,7 @@ func checkTypes(r map[string]json.RawMessage) error {
 		}
 	}
 	if present(r, "halt") {
-		h, ok := parseObject(r["halt"])
+		h, ok := ParseObject(r["halt"])
 		if !ok {
 			return invalid("halt type")
 		}
@@ -392,7 +406,7 @@ func checkTypes(r map[string]json.RawMessage) error {
 			return invalid("results type")
 		}
 		for _, rr := range results {
-			res, ok := parseObject(rr)
+			res, ok := ParseObject(rr)
 			if !ok {
 				return invalid("result type")
 			}
@@ -433,7 +447,7 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 	if !present(r, "outcome_envelope") {
 		return nil
 	}
-	env, _ := parseObject(r["outcome_envelope"])
+	env, _ := ParseObject(r["outcome_envelope"])
 	p, _ := jsonString(r["execution_outcome"])
 	success, _ := jsonBool(r["success"])
 	envBool := func(k string) (bool, bool) {
@@ -506,7 +520,7 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 	contract, _ := jsonString(env["workflow_contract_sha256"])
 	passedEvidence := int64(0)
 	for _, e := range evidence {
-		item, ok := parseObject(e)
+		item, ok := ParseObject(e)
 		if !ok {
 			return invalid("postcondition evidence entry")
 		}
@@ -572,7 +586,7 @@ func contractCounts(v json.RawMessage) (map[string]int64, error) {
 	if len(v) == 0 || isNull(v) {
 		return out, nil
 	}
-	obj, ok := parseObject(v)
+	obj, ok := ParseObject(v)
 	if !ok {
 		return nil, invalid("contract counts type")
 	}
@@ -626,20 +640,19 @@ func jsonEqual(a, b json.RawMessage) bool {
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = json.RawMessage("null")
 	}
-	va, err1 := decodeNumbers(a)
-	vb, err2 := decodeNumbers(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return valueEqual(va, vb)
+	va, ok1 := jsonValue(a)
+	vb, ok2 := jsonValue(b)
+	return ok1 && ok2 && valueEqual(va, vb)
 }
 
-func decodeNumbers(v json.RawMessage) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(v))
-	d.UseNumber()
-	var out any
-	err := d.Decode(&out)
-	return out, err
+// jsonValue is the tree of one raw member from pyjson's map builder (numbers
+// as their exact json.Number tokens).
+func jsonValue(v json.RawMessage) (any, bool) {
+	d, err := pyjson.Parse(v, flowJSON)
+	if err != nil {
+		return nil, false
+	}
+	return d.Value(d.Root()), true
 }
 
 func valueEqual(a, b any) bool {

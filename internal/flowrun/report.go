@@ -72,7 +72,7 @@ func readReport(runsDir, runID string) ([]byte, map[string]json.RawMessage, Repo
 	if err != nil {
 		return nil, nil, ReportUnusable, err
 	}
-	obj, ok := parseObject(data)
+	obj, ok := ParseObject(data)
 	if !ok {
 		return nil, nil, ReportUnusable, fmt.Errorf("%w: not a JSON object", ErrReportSyntax)
 	}

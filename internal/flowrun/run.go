@@ -266,7 +266,7 @@ func haltObject(obj map[string]json.RawMessage) json.RawMessage {
 	if len(h) > maxHaltJSON {
 		return nil
 	}
-	if _, ok := parseObject(h); !ok {
+	if _, ok := ParseObject(h); !ok {
 		return nil
 	}
 	return h

@@ -31,7 +31,7 @@ type Summary struct {
 //
 // A body that is not a JSON object gives the empty Summary.
 func summarize(report []byte) Summary {
-	r, ok := parseObject(report)
+	r, ok := ParseObject(report)
 	if !ok {
 		return Summary{}
 	}
@@ -44,7 +44,7 @@ func summarizeObject(r map[string]json.RawMessage) Summary {
 	if v, ok := r["results"]; ok && json.Unmarshal(v, &results) == nil && results != nil {
 		total, okN, skipped := len(results), 0, 0
 		for _, rr := range results {
-			obj, ok := parseObject(rr)
+			obj, ok := ParseObject(rr)
 			if !ok {
 				continue
 			}

@@ -204,6 +204,14 @@ func TestReadReportSafety(t *testing.T) {
 	write(filepath.Join(runs, invalid, "report.json"), `{"a":`)
 	dirReport := NewRunID()
 	mk(filepath.Join(runs, dirReport, "report.json"))
+	// pyjson's strict core refuses what encoding/json would have accepted:
+	// the file is unusable exactly as one that is not JSON (fail closed).
+	dupKey := NewRunID()
+	write(filepath.Join(runs, dupKey, "report.json"), `{"success":false,"success":true}`)
+	badUTF8 := NewRunID()
+	write(filepath.Join(runs, badUTF8, "report.json"), "{\"success\":true,\"halt\":{\"reason\":\"\xff\"}}")
+	loneSurrogate := NewRunID()
+	write(filepath.Join(runs, loneSurrogate, "report.json"), `{"success":true,"started_at":"\ud800"}`)
 	big := NewRunID()
 	mk(filepath.Join(runs, big))
 	f, _ := os.Create(filepath.Join(runs, big, "report.json"))
@@ -223,6 +231,9 @@ func TestReadReportSafety(t *testing.T) {
 		{fileAsDir, ReportUnusable, ErrUnsafePath},
 		{notObject, ReportUnusable, ErrReportSyntax},
 		{invalid, ReportUnusable, ErrReportSyntax},
+		{dupKey, ReportUnusable, ErrReportSyntax},
+		{badUTF8, ReportUnusable, ErrReportSyntax},
+		{loneSurrogate, ReportUnusable, ErrReportSyntax},
 		{dirReport, ReportUnusable, ErrUnsafePath},
 		{big, ReportUnusable, ErrReportTooLarge},
 		{"../outside", ReportUnusable, ErrInvalidRequest},
