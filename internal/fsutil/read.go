@@ -161,9 +161,29 @@ func ReadFile(ctx context.Context, path string, lim Limit, opts ...OpenOption) (
 // checking ctx between chunks, normally in one read: the buffer has one
 // byte more than the size, and a regular file that returns fewer bytes
 // than asked at or past its stat'ed size has reached its end, so no second
-// read is needed to see EOF (ReadAll, for any reader, needs one). A file that grows past the cap
-// while being read is refused.
+// read is needed to see EOF (ReadAll, for any reader, needs one). A file
+// that grows past the cap while being read is refused.
 func readSized(ctx context.Context, f *os.File, size int64, lim Limit) ([]byte, error) {
+	return readBounded(ctx, f, size, true, lim)
+}
+
+// chunk is the read granularity between context checks.
+const chunk = 1 << 20
+
+// ReadAll reads r to EOF, at most lim.Max bytes, checking ctx between
+// chunks. sizeHint (the stat'ed size, or 0) sizes the buffer.
+func ReadAll(ctx context.Context, r io.Reader, sizeHint int64, lim Limit) ([]byte, error) {
+	if sizeHint < 0 || sizeHint > lim.Max {
+		sizeHint = lim.Max
+	}
+	return readBounded(ctx, r, sizeHint, false, lim)
+}
+
+// readBounded is the one bounded read loop behind readSized and ReadAll.
+// size sizes the buffer; when exact (a regular file's stat'ed size), a
+// short read at or past size is its end, so EOF needs no second read. A
+// size of 0 may be unknown (procfs): read to EOF then.
+func readBounded(ctx context.Context, r io.Reader, size int64, exact bool, lim Limit) ([]byte, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -179,54 +199,15 @@ func readSized(ctx context.Context, f *os.File, size int64, lim Limit) ([]byte, 
 			buf = append(buf, 0)[:len(buf)]
 		}
 		want := min(cap(buf), len(buf)+chunk) - len(buf)
-		n, err := f.Read(buf[len(buf) : len(buf)+want])
+		n, err := r.Read(buf[len(buf) : len(buf)+want])
 		buf = buf[:len(buf)+n]
 		switch {
-		// A size of 0 may be unknown (procfs): read to EOF then.
-		case err == io.EOF || (err == nil && n < want && size > 0 && int64(len(buf)) >= size):
+		case err == io.EOF || (exact && err == nil && n < want && size > 0 && int64(len(buf)) >= size):
 			if int64(len(buf)) > lim.Max {
 				return nil, &TooLargeError{Limit: lim, Size: int64(len(buf))}
 			}
 			return buf, nil
 		case err != nil:
-			return nil, err
-		}
-	}
-}
-
-// chunk is the read granularity between context checks.
-const chunk = 1 << 20
-
-// ReadAll reads r to EOF, at most lim.Max bytes, checking ctx between
-// chunks. sizeHint (the stat'ed size, or 0) sizes the buffer.
-func ReadAll(ctx context.Context, r io.Reader, sizeHint int64, lim Limit) ([]byte, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if sizeHint < 0 || sizeHint > lim.Max {
-		sizeHint = lim.Max
-	}
-	buf := make([]byte, 0, sizeHint+1)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if int64(len(buf)) > lim.Max {
-			return nil, &TooLargeError{Limit: lim, Size: int64(len(buf))}
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		end := min(cap(buf), len(buf)+chunk)
-		n, err := r.Read(buf[len(buf):end])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			if int64(len(buf)) > lim.Max {
-				return nil, &TooLargeError{Limit: lim, Size: int64(len(buf))}
-			}
-			return buf, nil
-		}
-		if err != nil {
 			return nil, err
 		}
 	}
