@@ -8,8 +8,6 @@
 package main
 
 import (
-	"os"
-
 	_ "archive/tar"
 	_ "archive/zip"
 	_ "bufio"
@@ -49,6 +47,10 @@ import (
 	_ "github.com/spf13/pflag"
 	_ "golang.org/x/crypto/scrypt"
 	_ "golang.org/x/sys/unix"
+	_ "golang.org/x/text/cases"
+	_ "golang.org/x/text/collate"
+	_ "golang.org/x/text/language"
+	_ "golang.org/x/text/unicode/norm"
 	_ "gopkg.in/yaml.v2"
 	_ "io"
 	_ "io/fs"
@@ -62,6 +64,7 @@ import (
 	_ "net"
 	_ "net/http"
 	_ "net/url"
+	"os"
 	_ "os/exec"
 	_ "os/signal"
 	_ "os/user"
@@ -75,7 +78,9 @@ import (
 	_ "strconv"
 	_ "strings"
 	_ "sync"
+	_ "sync/atomic"
 	_ "syscall"
+	_ "text/tabwriter"
 	_ "text/template"
 	_ "time"
 	_ "unicode"
