@@ -81,7 +81,7 @@ func checkIssuer(v any, workflow, environment string) bool {
 	is := func(k string) string { s, _ := getStr(iss, k); return s }
 	return is("repository") == evidenceRepo && is("repository_id") == evidenceRepoID &&
 		is("repository_owner_id") == evidenceRepoOwnerID && is("workflow") == workflow && is("ref") == "refs/heads/main" &&
-		is("environment") == environment && reHex40().MatchString(is("source_commit"))
+		is("environment") == environment && isHex40(is("source_commit"))
 }
 
 // checkWindow parses the admission window. ok=false is object_invalid;
@@ -180,7 +180,7 @@ func checkRelease(a *admission) *fail {
 	if _, ok := getStr(rel, "source_repository_id"); !ok {
 		return bad
 	}
-	if s, _ := getStr(rel, "source_commit"); !reHex40().MatchString(s) {
+	if s, _ := getStr(rel, "source_commit"); !isHex40(s) {
 		return bad
 	}
 	arts, ok := asList(rel["artifacts"])
@@ -194,8 +194,8 @@ func checkRelease(a *admission) *fail {
 	if !okV || !okT || !okD || !okS {
 		return bad
 	}
-	pkgOK := !verNull && !tagNull && len(ver) <= 64 && reVersion().MatchString(ver) && tag == "v"+ver
-	depOK := !didNull && !dshaNull && reDeployID().MatchString(did) && isDigest(dsha)
+	pkgOK := !verNull && !tagNull && len(ver) <= 64 && isVersion(ver) && tag == "v"+ver
+	depOK := !didNull && !dshaNull && isDeployID(did) && isDigest(dsha)
 	switch relKind {
 	case "package":
 		if !pkgOK || !didNull || !dshaNull {
@@ -292,10 +292,10 @@ func checkWorkflow(a *admission) *fail {
 			}
 		}
 	}
-	if bv, ok := getStr(d, "bundle_version"); !ok || len(bv) > 64 || !reVersion().MatchString(bv) {
+	if bv, ok := getStr(d, "bundle_version"); !ok || len(bv) > 64 || !isVersion(bv) {
 		return bad
 	}
-	if s, ok := getStr(d, "entity_class"); !ok || !reEntity().MatchString(s) {
+	if s, ok := getStr(d, "entity_class"); !ok || !isEntity(s) {
 		return bad
 	}
 	if _, ok := asObj(d["campaign_summary"]); !ok {

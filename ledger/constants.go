@@ -1,7 +1,5 @@
 package ledger
 
-import "github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
-
 // Pinned trust root (spec §2): OpenAdapt's live signer registry, 2026-09.
 const (
 	// PinnedSignerRegistryIdentity is D("OpenAdapt qualification signer
@@ -97,20 +95,6 @@ var targetContracts = map[string]targetContract{
 	"flow":      {"production_flow", []string{"package"}, "OpenAdaptAI/openadapt-flow", "1291376938"},
 	"openadapt": {"production_openadapt", []string{"package"}, "OpenAdaptAI/OpenAdapt", "627024850"},
 }
-
-var (
-	reKind      = lazyre.New(`^[a-z][a-z0-9-]{1,95}$`)
-	reHex40     = lazyre.New(`^[0-9a-f]{40}$`)
-	reTimestamp = lazyre.New(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`)
-	reVersion   = lazyre.New(`^(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})(-[0-9A-Za-z]+([.-][0-9A-Za-z]+)*)?$`)
-	reEntity    = lazyre.New(`^[a-z][a-z0-9 -]{0,63}$`)
-	reDeployID  = lazyre.New(`^[1-9][0-9]*$`)
-	reKMSArn    = lazyre.New(`^arn:aws:kms:us-east-1:992382684924:key/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	reInnerWF   = lazyre.New(`^https://github\.com/OpenAdaptAI/[A-Za-z0-9_.-]+/\.github/workflows/[A-Za-z0-9_.-]+\.ya?ml@refs/heads/[A-Za-z0-9._/-]+$`)
-	reSig86     = lazyre.New(`^[A-Za-z0-9+/]{86}==$`)
-	reOAEd      = lazyre.New(`^oa-public-trust-ed25519-[0-9a-f]{16}$`)
-	reOAP256    = lazyre.New(`^oa-public-trust-p256-[0-9a-f]{16}$`)
-)
 
 // objectPath returns the content-addressed path of an object (spec §4.2).
 func objectPath(digest, kind string) string {

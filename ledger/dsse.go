@@ -261,7 +261,7 @@ func parseStatement(payload []byte) (*parsedStatement, *fail) {
 	if s, _ := getStr(doc, "schema_version"); s != schemaOuterStatement {
 		return nil, bad
 	}
-	if p.kind, ok = getStr(doc, "object_kind"); !ok || !reKind().MatchString(p.kind) {
+	if p.kind, ok = getStr(doc, "object_kind"); !ok || !isKind(p.kind) {
 		return nil, bad
 	}
 	if p.schema, ok = getStr(doc, "object_schema_version"); !ok {
@@ -328,21 +328,21 @@ func parseStatement(payload []byte) (*parsedStatement, *fail) {
 	a := p.authority
 	commonOK := a["repository"] == evidenceRepo && a["repository_id"] == evidenceRepoID &&
 		a["repository_owner_id"] == evidenceRepoOwnerID && a["ref"] == "refs/heads/main" &&
-		reHex40().MatchString(a["source_commit"]) && a["environment"] != ""
+		isHex40(a["source_commit"]) && a["environment"] != ""
 	switch p.profile {
 	case "software-ed25519-dsse-v1":
 		if !exactKeys(sa, append(append([]string{}, issuerKeys...), "key_origin")...) || !commonOK ||
 			a["workflow"] != ".github/workflows/sign-production-evidence-software.yml" || a["key_origin"] != "software" ||
-			!reOAEd().MatchString(p.keyID) {
+			!isOAEd(p.keyID) {
 			return nil, bad
 		}
 	case "aws-kms-p256-dsse-v1":
 		if !exactKeys(sa, append(append([]string{}, issuerKeys...), "aws_account_id", "aws_region", "kms_key_arn",
 			"kms_key_spec", "kms_signing_algorithm", "kms_message_type", "role_arn")...) || !commonOK ||
 			a["workflow"] != ".github/workflows/sign-production-evidence.yml" || a["aws_account_id"] != "992382684924" ||
-			a["aws_region"] != "us-east-1" || !reKMSArn().MatchString(a["kms_key_arn"]) || a["kms_key_spec"] != "ECC_NIST_P256" ||
+			a["aws_region"] != "us-east-1" || !isKMSArn(a["kms_key_arn"]) || a["kms_key_spec"] != "ECC_NIST_P256" ||
 			a["kms_signing_algorithm"] != "ECDSA_SHA_256" || a["kms_message_type"] != "DIGEST" ||
-			a["role_arn"] != "arn:aws:iam::992382684924:role/openadapt-public-trust-signer" || !reOAP256().MatchString(p.keyID) {
+			a["role_arn"] != "arn:aws:iam::992382684924:role/openadapt-public-trust-signer" || !isOAP256(p.keyID) {
 			return nil, bad
 		}
 	default:

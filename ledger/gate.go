@@ -96,7 +96,7 @@ func (q *GateQuery) normalize() error {
 	if q.BundleErrorKind == "" && !isDigest(q.BundleSHA256) {
 		return fmt.Errorf("%w: bundle sha256 must be sha256: and 64 lowercase hex digits", ErrOption)
 	}
-	if q.BundleVersion != "" && (len(q.BundleVersion) > 64 || !reVersion().MatchString(q.BundleVersion)) {
+	if q.BundleVersion != "" && (len(q.BundleVersion) > 64 || !isVersion(q.BundleVersion)) {
 		return fmt.Errorf("%w: bundle version label is not a version", ErrOption)
 	}
 	return nil

@@ -179,20 +179,6 @@ func isDigest(s string) bool {
 	return true
 }
 
-// isKind reports whether s matches ^[a-z][a-z0-9-]{1,95}$.
-func isKind(s string) bool {
-	if len(s) < 2 || len(s) > 96 || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
 func getDigest(m map[string]any, k string) (string, bool) {
 	s, ok := getStr(m, k)
 	return s, ok && isDigest(s)
@@ -201,7 +187,7 @@ func getDigest(m map[string]any, k string) (string, bool) {
 // parseTime parses a whole-second UTC timestamp YYYY-MM-DDTHH:MM:SSZ that is
 // a real calendar instant (spec §10).
 func parseTime(s string) (time.Time, bool) {
-	if !reTimestamp().MatchString(s) {
+	if !isTimestamp(s) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse("2006-01-02T15:04:05Z", s)

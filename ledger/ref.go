@@ -52,7 +52,7 @@ func ParseReference(v any) (*Reference, error) {
 		return nil, fmt.Errorf("%w: repository_owner_id", ErrRefParse)
 	}
 	r := &Reference{}
-	if r.RegistrySourceCommit, ok = getStr(m, "registry_source_commit"); !ok || !reHex40().MatchString(r.RegistrySourceCommit) {
+	if r.RegistrySourceCommit, ok = getStr(m, "registry_source_commit"); !ok || !isHex40(r.RegistrySourceCommit) {
 		return nil, fmt.Errorf("%w: registry_source_commit", ErrRefParse)
 	}
 	if r.RegistryRevision, ok = getInt(m, "registry_revision"); !ok || r.RegistryRevision < 1 {

@@ -201,7 +201,7 @@ func parseSigner(m map[string]any, generated, expires time.Time, expNull bool) (
 			}
 		} else {
 			s.KMSArn, _ = getStr(m, "kms_key_arn")
-			if enc != "asn1-der-low-s-base64-rfc4648-padded" || !reKMSArn().MatchString(s.KMSArn) ||
+			if enc != "asn1-der-low-s-base64-rfc4648-padded" || !isKMSArn(s.KMSArn) ||
 				!eqList(s.Workflows, "https://github.com/OpenAdaptAI/.github/.github/workflows/sign-production-evidence.yml@refs/heads/main") ||
 				!eqList(s.Environments, "public-trust-signing") {
 				return nil, false
@@ -212,7 +212,7 @@ func parseSigner(m map[string]any, generated, expires time.Time, expNull bool) (
 			return nil, false
 		}
 		for _, w := range s.Workflows {
-			if !reInnerWF().MatchString(w) {
+			if !isInnerWF(w) {
 				return nil, false
 			}
 		}

@@ -306,7 +306,7 @@ func (r *run) verifyReceipt(ctx context.Context, e *entry) (*receipt, string) {
 	}
 	is := func(k string) string { s, _ := getStr(iss, k); return s }
 	if is("repository") != opsRepo || is("repository_id") != opsRepoID || is("repository_owner_id") != evidenceRepoOwnerID ||
-		is("ref") != "refs/heads/main" || !reHex40().MatchString(is("source_commit")) || is("workflow") != wantWF ||
+		is("ref") != "refs/heads/main" || !isHex40(is("source_commit")) || is("workflow") != wantWF ||
 		is("environment") != wantEnv {
 		return nil, "trust_state_invalid"
 	}
@@ -350,7 +350,7 @@ func (r *run) verifyReceipt(ctx context.Context, e *entry) (*receipt, string) {
 	}
 	// 7. The inner signature: Ed25519 over canonical(signing_statement) + LF.
 	sigStr, _ := getStr(doc, "signature")
-	if !reSig86().MatchString(sigStr) {
+	if !isSig86(sigStr) {
 		return nil, "trust_state_invalid"
 	}
 	sig, err := base64.StdEncoding.DecodeString(sigStr)

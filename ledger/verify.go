@@ -691,7 +691,7 @@ func (r *run) evalTargetProjection(ctx context.Context, d *document) map[string]
 		return malformed()
 	}
 	commit, _ := getStr(src, "source_commit")
-	if !reHex40().MatchString(commit) {
+	if !isHex40(commit) {
 		return malformed()
 	}
 	files, _ := asObj(src["files"])
@@ -825,7 +825,7 @@ func (r *run) evalWorkflowProjection(ctx context.Context, d *document) []*rowSta
 	if !ok || !exactKeys(doc, "admissions", "policy_sha256", "schema_version", "source") || doc["policy_sha256"] != retainedPolicy ||
 		src == nil || !exactKeys(src, "schema_version", "repository", "source_commit", "files") ||
 		src["schema_version"] != "openadapt.production-workflow-admissions-source/v1" || src["repository"] != evidenceRepo ||
-		!reHex40().MatchString(commit) || files == nil || !exactKeys(files, "admissions") || adm == nil ||
+		!isHex40(commit) || files == nil || !exactKeys(files, "admissions") || adm == nil ||
 		!exactKeys(adm, "path", "sha256", "url") || !isDigest(fmt.Sprint(adm["sha256"])) ||
 		adm["url"] != "https://raw.githubusercontent.com/OpenAdaptAI/.github/"+commit+"/"+p {
 		d.detail = "ledger_malformed"
