@@ -40,6 +40,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
   openadapt-agent ledger admission --bundle-sha256 sha256:5fc9… --bundle-version 0.0.0-synthetic --ledger ./evidence-root`,
 		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			io.oneShotGC()
 			if (bundleDir == "") == (bundleSHA256 == "") {
 				return usageErrorf("give exactly one of --bundle DIR and --bundle-sha256 DIGEST")
 			}

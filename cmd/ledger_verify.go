@@ -159,6 +159,7 @@ Sigstore pass never overrides a failed native check.`,
   openadapt-agent ledger verify ./evidence-root --strict`,
 		Args: rangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			io.oneShotGC()
 			var extra []ledger.Option
 			if strict {
 				extra = append(extra, ledger.WithStrict())

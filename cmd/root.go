@@ -36,6 +36,9 @@ type IO struct {
 	InTTY bool
 
 	grace *atomic.Int64 // Main's backstop grace for the running command; nil under Run
+	// process: the command owns the whole process (Main, not Run), so a
+	// one-shot command may tune the runtime for its own run (oneShotGC).
+	process bool
 }
 
 // Main runs the command line of the current process and returns its exit
@@ -52,7 +55,7 @@ func Main() int {
 	defer signal.Stop(sigs)
 	grace := new(atomic.Int64)
 	go backstop(sigs, cancel, backstopEnv{stderr: os.Stderr, exit: os.Exit, after: time.After, cleanup: fsutil.RemovePending, grace: grace})
-	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr), InTTY: isTerminal(os.Stdin), grace: grace}
+	io := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr), InTTY: isTerminal(os.Stdin), grace: grace, process: true}
 	return run(ctx, os.Args[1:], io)
 }
 
