@@ -221,13 +221,13 @@ func writeRunList(io *IO, o *runsOpts, dir string, l *runstore.Listing) error {
 type runDoc struct {
 	MediaType string `json:"mediaType"`
 	runRow
-	BaseWorkflowID      *string          `json:"base_workflow_id"`
-	BundleContentDigest *string          `json:"bundle_content_digest"`
-	ExecutionOutcome    *string          `json:"execution_outcome"`
-	EffectVerified      bool             `json:"effect_verified"`
-	MessageKey          *string          `json:"message_key"`
-	Message             string           `json:"message"`
-	Summary             *flowrun.Summary `json:"summary"`
+	BaseWorkflowID      *string              `json:"base_workflow_id"`
+	BundleContentDigest *string              `json:"bundle_content_digest"`
+	ExecutionOutcome    *string              `json:"execution_outcome"`
+	EffectVerified      bool                 `json:"effect_verified"`
+	MessageKey          *runstore.MessageKey `json:"message_key"`
+	Message             string               `json:"message"`
+	Summary             *flowrun.Summary     `json:"summary"`
 	// ReportPath is Flow's report.json in the run folder, when it is there.
 	ReportPath *string       `json:"report_path"`
 	Protected  *runProtected `json:"protected,omitempty"`

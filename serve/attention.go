@@ -26,7 +26,7 @@ func (s *Server) listAttention(context.Context, *toolCall) (any, *failure) {
 // (§5.5) when the arguments are otherwise valid; only a wrong type is
 // invalid_arguments.
 func attentionIDNotFound(args map[string]any, input *jsonschema.Resolved) *failure {
-	if v, ok := args["attention_id"].(string); ok && !attentionRE().MatchString(v) {
+	if v, ok := args["attention_id"].(string); ok && !attention.ValidID(v) {
 		probe := maps.Clone(args)
 		probe["attention_id"] = "000000000000000000000000"
 		if input.Validate(probe) == nil {

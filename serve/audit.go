@@ -11,7 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
 // auditRec is the typed audit record of §11. The writer accepts only this
@@ -77,13 +79,13 @@ func (a *auditLog) write(l auditLine) {
 	if l.Protocol != nil && !slices.Contains(knownProtocols, *l.Protocol) {
 		l.Protocol = nil
 	}
-	if l.WorkflowID != nil && !workflowIDRE().MatchString(*l.WorkflowID) {
+	if l.WorkflowID != nil && !workflowid.Valid(*l.WorkflowID) {
 		l.WorkflowID = nil
 	}
 	if l.RunID != nil && !flowrun.ValidRunID(*l.RunID) {
 		l.RunID = nil
 	}
-	if l.AttentionID != nil && !attentionRE().MatchString(*l.AttentionID) {
+	if l.AttentionID != nil && !attention.ValidID(*l.AttentionID) {
 		l.AttentionID = nil
 	}
 	data, err := json.Marshal(l)

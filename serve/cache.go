@@ -19,7 +19,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
 // The verified-digest cache (mcp-surface.md §7.1; round2-decisions 2, 17):
@@ -56,9 +56,6 @@ const (
 // keyCheckN is the key check's scrypt cost: Flow's seal default (N=2^15,
 // r=8, p=1). Tests lower it.
 var keyCheckN = 1 << 15
-
-// bundleIDRE is a base workflow id (no suffix).
-var bundleIDRE = lazyre.New(`^workflow_[0-9a-f]{24}$`)
 
 // cacheLimit caps the cache file read at start.
 var cacheLimit = fsutil.Limit{Kind: "digest cache", Max: 64 << 20}
@@ -260,7 +257,7 @@ func (s *Server) openRootCache(root string) *rootCache {
 	rc.byDir = make(map[string]*cachedBundle, len(c.Bundles))
 	for i := range c.Bundles {
 		cb := &c.Bundles[i]
-		if !bundleIDRE().MatchString(cb.BaseID) {
+		if !workflowid.ValidBase(cb.BaseID) {
 			return &rootCache{path: rc.path, key: rc.key, started: rc.started}
 		}
 		rc.byDir[cb.Dir] = cb

@@ -11,6 +11,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
 // workflow is one discovered bundle as the server sees it. Fields marked
@@ -54,10 +55,7 @@ func (w *workflow) sortedParams() []string {
 }
 
 var (
-	workflowIDRE = lazyre.New(`^(workflow_[0-9a-f]{24}(_[1-9][0-9]*)?|local_quickstart)$`) // local_quickstart: the tutorial (§5.6)
-	runShapedRE  = lazyre.New(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`)
-	attentionRE  = lazyre.New(`^[0-9a-f]{24}$`)
-	idemKeyRE    = lazyre.New(`^[A-Za-z0-9._:-]{16,200}$`)
+	idemKeyRE = lazyre.New(`^[A-Za-z0-9._:-]{16,200}$`)
 )
 
 // catalog is the static set of workflows of one server.
@@ -77,7 +75,7 @@ func newCatalog(ws []*workflow) *catalog {
 // lookup resolves an id. Unknown, foreign and malformed ids are all "not
 // found": one answer (§6.6).
 func (c *catalog) lookup(id string) *workflow {
-	if !workflowIDRE().MatchString(id) {
+	if !workflowid.Valid(id) {
 		return nil
 	}
 	return c.byID[id]

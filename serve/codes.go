@@ -1,5 +1,7 @@
 package serve
 
+import "github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+
 // Code is a stable failure-envelope code (mcp-surface.md §3.2).
 type Code string
 
@@ -144,9 +146,9 @@ func admissionMessage(reason string) string {
 	return "No active workflow admission covers this exact bundle (ledger reason: " + reason + "). Nothing was executed."
 }
 
-// messageKey names the fixed copy of a frozen outcome (§8 "Messages"). It is
-// stored in the run record, so its values are part of the record format.
-type messageKey string
+// messageKey names the fixed copy of a frozen outcome (§8 "Messages"): the
+// record format's [runstore.MessageKey].
+type messageKey = runstore.MessageKey
 
 const (
 	keySuccess                   messageKey = "success"
@@ -177,9 +179,9 @@ var runMessages = map[messageKey]string{
 	keyError:                     "The run could not produce a trustworthy terminal result. Inspect the protected local run and its evidence: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
 }
 
-// text is the fixed copy of k; a key this build does not know (a record
-// written by another version) gets the generic error copy.
-func (k messageKey) text() string {
+// messageText is the fixed copy of k; a key this build does not know (a
+// record written by another version) gets the generic error copy.
+func messageText(k messageKey) string {
 	if m, ok := runMessages[k]; ok {
 		return m
 	}

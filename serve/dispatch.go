@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,7 +75,7 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 // run-shaped name gets a failure envelope (§3.1), anything else nil (a
 // JSON-RPC invalid-params error).
 func unknownTool(name string, runEnabled bool) *failure {
-	if !runShapedRE().MatchString(name) && name != "run_local_quickstart" && name != toolRunWorkflow {
+	if id, ok := strings.CutPrefix(name, "run_"); !(ok && workflowid.Valid(id)) && name != toolRunWorkflow {
 		return nil
 	}
 	if !runEnabled {

@@ -1,21 +1,15 @@
 package serve
 
 import (
-	"time"
-
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // outcome is the public outcome of a run, frozen into its record when the
-// run becomes terminal (§7.4) and never reclassified. It is the only form an
-// outcome takes between internal/flowrun and the projection of R and R′.
-type outcome struct {
-	Status           flowrun.Status  `json:"status"`
-	ExecutionOutcome string          `json:"execution_outcome,omitempty"`
-	EffectVerified   bool            `json:"effect_verified,omitempty"`
-	MessageKey       messageKey      `json:"message_key"`
-	Summary          flowrun.Summary `json:"summary"`
-}
+// run becomes terminal (§7.4, [runstore.File.Freeze]) and never
+// reclassified. It is the only form an outcome takes between
+// internal/flowrun and the projection of R and R′, in memory and on disk.
+type outcome = runstore.Outcome
 
 // interrupted is the outcome of a run the server stopped: at shutdown, when
 // a run is reserved during shutdown, and for a dead owner's run found at
@@ -59,17 +53,4 @@ func outcomeOf(res flowrun.Result) outcome {
 		}
 	}
 	return o
-}
-
-// freeze makes r terminal with o, ended at now. It is the one place an
-// outcome is frozen: the run path, shutdown and restart reconciliation all
-// call it. A terminal record is never changed, so interrupted is never
-// upgraded (§7.4); freeze then reports false.
-func (r *runRecord) freeze(o outcome, now time.Time) bool {
-	if r.Phase == phaseTerminal {
-		return false
-	}
-	ended := now.UTC().Format(time.RFC3339Nano)
-	r.Phase, r.EndedAt, r.Outcome = phaseTerminal, &ended, &o
-	return true
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // Allowlist projections (§6). Every wire value is built here from typed
@@ -302,7 +303,7 @@ type queueP struct {
 // runCore projects a run record: "running" until its outcome is frozen.
 func runCore(r *runRecord) runCoreP {
 	out := runCoreP{SchemaVersion: 1, WorkflowID: r.WorkflowID, RunID: r.RunID, Sealed: false, RequiresSeal: true}
-	if r.Phase != phaseTerminal || r.Outcome == nil {
+	if r.Phase != runstore.PhaseTerminal || r.Outcome == nil {
 		out.Status = "running"
 		out.Message = msgRunning
 		return out
@@ -310,7 +311,7 @@ func runCore(r *runRecord) runCoreP {
 	o := r.Outcome
 	out.Status = string(o.Status)
 	out.Success = o.Status == flowrun.StatusSuccess
-	out.Message = o.MessageKey.text()
+	out.Message = messageText(o.MessageKey)
 	out.Summary = o.Summary
 	out.ExecutionOutcome = o.ExecutionOutcome
 	if o.EffectVerified {
@@ -323,7 +324,7 @@ func runCore(r *runRecord) runCoreP {
 // Attention item (or null).
 func (s *Server) projectRun(r *runRecord, replayed bool) runOutcomeP {
 	out := runOutcomeP{runCoreP: runCore(r), Replayed: replayed}
-	if r.Outcome != nil && r.Outcome.Status == flowrun.StatusHalt && r.Phase == phaseTerminal {
+	if r.Outcome != nil && r.Outcome.Status == flowrun.StatusHalt && r.Phase == runstore.PhaseTerminal {
 		out.NeedsAttention = &attentionSlot{item: s.attentionForRun(r.RunID)}
 	}
 	if s.opts.AllowProtectedExport {

@@ -7,6 +7,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
 // get_run_report (§5.3).
@@ -32,7 +34,7 @@ func (s *Server) getRunReport(ctx context.Context, c *toolCall) (any, *failure) 
 		return nil, fail(CodeReportUnavailable)
 	}
 	c.audit.RunID = &r.RunID
-	if w, ok := c.args["wait_ms"].(float64); ok && w > 0 && r.Phase != phaseTerminal {
+	if w, ok := c.args["wait_ms"].(float64); ok && w > 0 && r.Phase != runstore.PhaseTerminal {
 		d := min(time.Duration(w)*time.Millisecond, maxWait)
 		if r2 := s.runs.wait(ctx, c.req, runID, d); r2 != nil {
 			r = r2
@@ -46,5 +48,5 @@ func (s *Server) getRunReport(ctx context.Context, c *toolCall) (any, *failure) 
 // registryRunUsable applies the no-oracle rules: the record must name a
 // workflow id and a run id of their own shapes.
 func registryRunUsable(r *runRecord) bool {
-	return workflowIDRE().MatchString(r.WorkflowID) && flowrun.ValidRunID(r.RunID)
+	return workflowid.Valid(r.WorkflowID) && flowrun.ValidRunID(r.RunID)
 }

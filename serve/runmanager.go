@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // The run manager (§7.4): the runs this instance owns, their waits, and
@@ -73,7 +74,7 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 	r := &runRecord{
 		SchemaVersion: 1, RunID: runID, WorkflowID: ra.wf.id, BaseWorkflowID: ra.wf.baseID,
 		BundleContentDigest: ra.wf.contentDigest, Owner: s.instance, StartedAt: now.UTC().Format(time.RFC3339Nano),
-		Phase: phaseRunning,
+		Phase: runstore.PhaseRunning,
 	}
 	if err := s.state.writeRecord(r); err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 		Timeout:   time.Duration(s.opts.Timeout * float64(time.Second)),
 		Started: func(p flowrun.Process) {
 			lr.mu.Lock()
-			if lr.rec.Phase != phaseRunning {
+			if lr.rec.Phase != runstore.PhaseRunning {
 				lr.mu.Unlock()
 				return
 			}
@@ -157,7 +158,7 @@ func (m *runManager) freeze(lr *liveRun, o outcome, res *flowrun.Result) {
 	if res != nil {
 		lr.ended = res
 	}
-	if !lr.rec.freeze(o, time.Now()) {
+	if !lr.rec.Freeze(o, time.Now()) {
 		lr.mu.Unlock()
 		return
 	}
@@ -273,7 +274,7 @@ func (m *runManager) wait(ctx context.Context, req *mcp.CallToolRequest, runID s
 			case r == nil:
 				// A concurrent identical call published the binding but has
 				// not written the record yet: poll briefly.
-			case r.Phase == phaseTerminal:
+			case r.Phase == runstore.PhaseTerminal:
 				return r
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // runEnv is an env with one Demo Triage bundle (params note and scenario)
@@ -262,7 +264,7 @@ func TestRestartReconcilesDeadOwner(t *testing.T) {
 	s := start(t, o)
 	// A record owned by an instance whose lock nobody holds.
 	r := &runRecord{SchemaVersion: 1, RunID: "run-" + strings.Repeat("ab", 12), WorkflowID: s.srv.cat.workflows[0].id,
-		BaseWorkflowID: s.srv.cat.workflows[0].baseID, Owner: "0123456789abcdef", Phase: phaseRunning, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+		BaseWorkflowID: s.srv.cat.workflows[0].baseID, Owner: "0123456789abcdef", Phase: runstore.PhaseRunning, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	if err := s.srv.state.writeRecord(r); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/procwait"
 )
 
@@ -32,7 +33,7 @@ func TestShutdownInterruptsAndCleansUp(t *testing.T) {
 	_ = pidfile
 	s.srv.Close()
 	got := s.srv.state.readRecord(runID)
-	if got.Phase != phaseTerminal || got.Outcome.Status != "interrupted" {
+	if got.Phase != runstore.PhaseTerminal || got.Outcome.Status != "interrupted" {
 		t.Fatalf("record after shutdown %+v", got)
 	}
 	if !procwait.Exit(rec.PID, time.Minute) {

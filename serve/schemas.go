@@ -12,13 +12,14 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
 // Schemas are written as JSON text so the wire bytes are exactly the ones
 // mcp-surface.md gives, in its key order (§3.1, §4.1). They are inlined: no
 // $ref, $defs or $schema.
 
-const idPattern = `^(workflow_[0-9a-f]{24}(_[1-9][0-9]*)?|local_quickstart)$`
+const idPattern = workflowid.Pattern
 
 // compact validates and compacts a schema literal. A bad literal is a
 // programmer error and panics at init (STYLE.md §18).

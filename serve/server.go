@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // Server is one governed MCP server instance: its catalog, run manager,
@@ -112,7 +113,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		s.reconcile()
 		_, _ = flowrun.SweepParamsFiles(filepath.Join(s.state.dir, "tmp"), func(runID string) bool {
 			r := s.state.readRecord(runID)
-			return r != nil && r.Phase == phaseRunning && r.Owner != s.instance && s.ownerAlive(r.Owner)
+			return r != nil && r.Phase == runstore.PhaseRunning && r.Owner != s.instance && s.ownerAlive(r.Owner)
 		})
 		key, err := s.state.idemKey()
 		if err != nil {

@@ -71,7 +71,7 @@ func TestRegistrationRunTools(t *testing.T) {
 	}
 	hasSuffix := false
 	for _, r := range runs {
-		if !runShapedRE().MatchString(r) {
+		if !regexp.MustCompile(`^run_workflow_[0-9a-f]{24}(_[1-9][0-9]*)?$`).MatchString(r) {
 			t.Fatalf("run tool %q", r)
 		}
 		hasSuffix = hasSuffix || strings.HasSuffix(r, "_2")

@@ -21,29 +21,9 @@ import (
 // reconciliation of dead owners' runs at startup. Every file is 0600 and
 // written atomically; create-once files are published with a hard link.
 
-// runRecord is runs/<run_id>.json. It holds no parameter values, URL, names
-// or paths.
-type runRecord struct {
-	SchemaVersion       int      `json:"schema_version"`
-	RunID               string   `json:"run_id"`
-	WorkflowID          string   `json:"workflow_id"`
-	BaseWorkflowID      string   `json:"base_workflow_id"`
-	BundleContentDigest string   `json:"bundle_content_digest"`
-	Owner               string   `json:"owner"`
-	PID                 int      `json:"pid"`
-	PGID                int      `json:"pgid"`
-	LeaderStart         uint64   `json:"leader_start"`
-	StartedAt           string   `json:"started_at"`
-	EndedAt             *string  `json:"ended_at"`
-	Phase               string   `json:"phase"`
-	ExitCode            *int     `json:"exit_code"`
-	Outcome             *outcome `json:"outcome"`
-}
-
-const (
-	phaseRunning  = "running"
-	phaseTerminal = "terminal"
-)
+// runRecord is runs/<run_id>.json, internal/runstore's one definition of
+// the record (serve writes it, `openadapt-agent runs` reads it).
+type runRecord = runstore.File
 
 type stateDir struct{ dir string }
 
@@ -69,14 +49,11 @@ func (d stateDir) readRecord(runID string) *runRecord {
 	if err != nil {
 		return nil
 	}
-	var r runRecord
-	if json.Unmarshal(data, &r) != nil || r.RunID != runID || !workflowIDRE().MatchString(r.WorkflowID) {
+	r, err := runstore.ParseFile(data, runID)
+	if err != nil {
 		return nil
 	}
-	if r.Phase == phaseTerminal && r.Outcome == nil {
-		return nil
-	}
-	return &r
+	return r
 }
 
 // idemKey loads or creates idem.key (32 random bytes, created once).
@@ -184,7 +161,7 @@ func (s *Server) ownerAlive(id string) bool {
 	if id == s.instance {
 		return true
 	}
-	if !attentionRE().MatchString(id) && len(id) != 16 {
+	if !runstore.ValidOwner(id) {
 		return false
 	}
 	return ownerLocked(s.ownerPath(id))
@@ -203,11 +180,11 @@ func (s *Server) reconcile() {
 			continue
 		}
 		r := s.state.readRecord(runID)
-		if r == nil || r.Phase != phaseRunning || s.ownerAlive(r.Owner) {
+		if r == nil || r.Phase != runstore.PhaseRunning || s.ownerAlive(r.Owner) {
 			continue
 		}
 		flowrun.TerminateOrphan(flowrun.Process{PID: r.PID, PGID: r.PGID, StartTime: r.LeaderStart}, 2*time.Second)
-		r.freeze(interrupted, time.Now())
+		r.Freeze(interrupted, time.Now())
 		_ = s.state.writeRecord(r)
 	}
 	// Remove owner files of dead instances.

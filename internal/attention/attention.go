@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 )
 
 // ErrNotFound is the single not-found answer of [Get]: a malformed id, an
@@ -63,8 +62,6 @@ type Capability struct {
 	SourceIdentityRequired bool     `json:"source_identity_required"`
 	SourceIdentityStatus   *string  `json:"source_identity_status"`
 }
-
-var idPattern = lazyre.New(`^[0-9a-f]{24}$`)
 
 // ID returns the attention id of a run directory: the first 24 hex
 // characters of SHA-256 over its POSIX path relative to the runs root, "."
@@ -105,7 +102,7 @@ func List(root string) []Item {
 // current item, including a malformed id, gives [ErrNotFound]. The result
 // equals the same item of a [List] taken at the same moment.
 func Get(root, id string) (Item, error) {
-	if !idPattern().MatchString(id) {
+	if !ValidID(id) {
 		return Item{}, ErrNotFound
 	}
 	s, ok := newScanner(root)

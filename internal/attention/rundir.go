@@ -7,7 +7,7 @@ package attention
 // byte-identical attended replay after an item closed (flow-helper.md §6,
 // decision §12.8): it reads, never writes, Flow's decision projection there.
 func RunDir(root, id string) (string, bool) {
-	if !idPattern().MatchString(id) {
+	if !ValidID(id) {
 		return "", false
 	}
 	s, ok := newScanner(root)

@@ -25,8 +25,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
 // The format's fixed values.
@@ -36,12 +36,12 @@ const (
 	MaxDescription = 280 // code points
 )
 
-// idRE is serve's opaque workflow-id syntax (mcp-surface.md §6.6), with the
-// duplicate suffix bounded so an id stays short.
-var idRE = lazyre.New(`^(workflow_[0-9a-f]{24}(_[1-9][0-9]{0,8})?|local_quickstart)$`)
+// maxID bounds an id: serve's workflow-id syntax (internal/workflowid) with
+// a duplicate suffix of at most 9 digits, so an id stays short.
+const maxID = len("workflow_") + 24 + len("_") + 9
 
 // ValidID reports whether id has serve's workflow-id syntax.
-func ValidID(id string) bool { return idRE().MatchString(id) }
+func ValidID(id string) bool { return len(id) <= maxID && workflowid.Valid(id) }
 
 // Entry is one workflow's operator text; "" means not set.
 type Entry struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
 // Phases of a run record.
@@ -19,7 +20,6 @@ const (
 )
 
 var (
-	workflowIDPattern = lazyre.New(`^(workflow_[0-9a-f]{24}(_[1-9][0-9]*)?|local_quickstart)$`)
 	digestPattern     = lazyre.New(`^(sha256:)?[0-9a-f]{64}$`)
 	messageKeyPattern = lazyre.New(`^[a-z][a-z0-9_]{0,63}$`)
 	outcomePattern    = lazyre.New(`^[A-Z][A-Z_]{0,31}$`)
@@ -31,8 +31,76 @@ var statuses = map[flowrun.Status]bool{
 	flowrun.StatusTimeout: true, flowrun.StatusError: true, flowrun.StatusInterrupted: true,
 }
 
-// Record is a validated run record (mcp-surface.md §7.1). Every string in it
-// matched its pattern; it holds no parameter values, URL, names or paths.
+// File is a run record as stored, <state>/runs/<run_id>.json
+// (mcp-surface.md §7.1): serve writes it and reads it back through
+// [ParseFile], `openadapt-agent runs` reads it through [Store]. It holds no
+// parameter values, URL, names or paths. The field order is the file's.
+type File struct {
+	SchemaVersion       int    `json:"schema_version"`
+	RunID               string `json:"run_id"`
+	WorkflowID          string `json:"workflow_id"`
+	BaseWorkflowID      string `json:"base_workflow_id"`
+	BundleContentDigest string `json:"bundle_content_digest"`
+	// Owner is the serve instance that started the run; PID, PGID and
+	// LeaderStart identify Flow's process group once it has started (0
+	// before).
+	Owner       string   `json:"owner"`
+	PID         int      `json:"pid"`
+	PGID        int      `json:"pgid"`
+	LeaderStart uint64   `json:"leader_start"`
+	StartedAt   string   `json:"started_at"`
+	EndedAt     *string  `json:"ended_at"`
+	Phase       string   `json:"phase"`
+	ExitCode    *int     `json:"exit_code"`
+	Outcome     *Outcome `json:"outcome"`
+}
+
+// MessageKey names the fixed copy of a frozen outcome (mcp-surface.md §8
+// "Messages"); serve holds the copy. It is stored in the run record, so its
+// values are part of the record format.
+type MessageKey string
+
+// Outcome is a frozen public outcome: the one type for it, in memory and on
+// disk. Refused, timed-out and interrupted runs carry no execution outcome,
+// effect or summary.
+type Outcome struct {
+	Status           flowrun.Status  `json:"status"`
+	ExecutionOutcome string          `json:"execution_outcome,omitempty"` // "" when none
+	EffectVerified   bool            `json:"effect_verified,omitempty"`
+	MessageKey       MessageKey      `json:"message_key"`
+	Summary          flowrun.Summary `json:"summary"`
+}
+
+// Freeze makes f terminal with o, ended at now. It is the one place an
+// outcome is frozen: serve's run path, its shutdown and its restart
+// reconciliation all call it. A terminal record is never changed, so an
+// interrupted run is never upgraded (§7.4); Freeze then reports false.
+func (f *File) Freeze(o Outcome, now time.Time) bool {
+	if f.Phase == PhaseTerminal {
+		return false
+	}
+	ended := now.UTC().Format(time.RFC3339Nano)
+	f.Phase, f.EndedAt, f.Outcome = PhaseTerminal, &ended, &o
+	return true
+}
+
+// ValidOwner reports whether id is a serve instance id: 16 lowercase hex
+// digits (24 from older builds). Only such an id is ever joined into a path
+// under the state folder.
+func ValidOwner(id string) bool {
+	if len(id) != 16 && len(id) != 24 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Record is a validated run record with its times parsed. Every string in
+// it matched its pattern.
 type Record struct {
 	RunID      string
 	WorkflowID string
@@ -48,15 +116,6 @@ type Record struct {
 	ExitCode *int
 	// Outcome is the frozen public outcome; nil while running.
 	Outcome *Outcome
-}
-
-// Outcome is a frozen public outcome.
-type Outcome struct {
-	Status           flowrun.Status
-	ExecutionOutcome string // "" when none
-	EffectVerified   bool
-	MessageKey       string
-	Summary          flowrun.Summary
 }
 
 // Duration is EndedAt − StartedAt, or false while running.
@@ -79,93 +138,91 @@ func (r *Record) Status() string {
 	return string(r.Outcome.Status)
 }
 
-// rawRecord is the on-disk shape serve writes (serve/state.go runRecord).
-type rawRecord struct {
-	SchemaVersion       int         `json:"schema_version"`
-	RunID               string      `json:"run_id"`
-	WorkflowID          string      `json:"workflow_id"`
-	BaseWorkflowID      string      `json:"base_workflow_id"`
-	BundleContentDigest string      `json:"bundle_content_digest"`
-	StartedAt           string      `json:"started_at"`
-	EndedAt             *string     `json:"ended_at"`
-	Phase               string      `json:"phase"`
-	ExitCode            *int        `json:"exit_code"`
-	Outcome             *rawOutcome `json:"outcome"`
-}
-
-type rawOutcome struct {
-	Status           string          `json:"status"`
-	ExecutionOutcome string          `json:"execution_outcome"`
-	EffectVerified   bool            `json:"effect_verified"`
-	MessageKey       string          `json:"message_key"`
-	Summary          flowrun.Summary `json:"summary"`
-}
-
 var errMalformed = errors.New("malformed")
 
-// parseRecord validates a record's bytes against id. The error never
-// quotes a value from the file.
+// ParseFile decodes and validates a run record's bytes; id is the run id its
+// file name gave, which the record must repeat. The error never quotes a
+// value from the file.
+func ParseFile(data []byte, id string) (*File, error) {
+	f, _, err := parse(data, id)
+	return f, err
+}
+
+// parseRecord is [ParseFile] plus the parsed times.
 func parseRecord(data []byte, id string) (*Record, error) {
-	var raw rawRecord
+	f, r, err := parse(data, id)
+	if err != nil {
+		return nil, err
+	}
+	r.RunID, r.WorkflowID, r.BaseWorkflowID, r.BundleContentDigest = f.RunID, f.WorkflowID, f.BaseWorkflowID, f.BundleContentDigest
+	r.Phase, r.ExitCode, r.Outcome = f.Phase, f.ExitCode, f.Outcome
+	return r, nil
+}
+
+func parse(data []byte, id string) (*File, *Record, error) {
+	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%w: not a JSON record", errMalformed)
+	if err := dec.Decode(&f); err != nil {
+		return nil, nil, fmt.Errorf("%w: not a JSON record", errMalformed)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data", errMalformed)
+		return nil, nil, fmt.Errorf("%w: trailing data", errMalformed)
 	}
-	bad := func(field string) error { return fmt.Errorf("%w: invalid %s", errMalformed, field) }
+	bad := func(field string) (*File, *Record, error) {
+		return nil, nil, fmt.Errorf("%w: invalid %s", errMalformed, field)
+	}
 	switch {
-	case raw.SchemaVersion != 1:
-		return nil, bad("schema_version")
-	case raw.RunID != id:
-		return nil, bad("run_id")
-	case !workflowIDPattern().MatchString(raw.WorkflowID):
-		return nil, bad("workflow_id")
-	case raw.BaseWorkflowID != "" && !workflowIDPattern().MatchString(raw.BaseWorkflowID):
-		return nil, bad("base_workflow_id")
-	case raw.BundleContentDigest != "" && !digestPattern().MatchString(raw.BundleContentDigest):
-		return nil, bad("bundle_content_digest")
-	case raw.ExitCode != nil && (*raw.ExitCode < -255 || *raw.ExitCode > 255):
-		return nil, bad("exit_code")
+	case f.SchemaVersion != 1:
+		return bad("schema_version")
+	case f.RunID != id || !flowrun.ValidRunID(f.RunID):
+		return bad("run_id")
+	case !workflowid.Valid(f.WorkflowID):
+		return bad("workflow_id")
+	case f.BaseWorkflowID != "" && !workflowid.Valid(f.BaseWorkflowID):
+		return bad("base_workflow_id")
+	case f.BundleContentDigest != "" && !digestPattern().MatchString(f.BundleContentDigest):
+		return bad("bundle_content_digest")
+	case f.Owner != "" && !ValidOwner(f.Owner):
+		return bad("owner")
+	case f.PID < 0 || f.PGID < 0:
+		return bad("pid")
+	case f.ExitCode != nil && (*f.ExitCode < -255 || *f.ExitCode > 255):
+		return bad("exit_code")
 	}
-	r := &Record{RunID: raw.RunID, WorkflowID: raw.WorkflowID, BaseWorkflowID: raw.BaseWorkflowID,
-		BundleContentDigest: raw.BundleContentDigest, Phase: raw.Phase, ExitCode: raw.ExitCode}
+	r := new(Record)
 	var err error
-	if r.StartedAt, err = parseTime(raw.StartedAt); err != nil {
-		return nil, bad("started_at")
+	if r.StartedAt, err = parseTime(f.StartedAt); err != nil {
+		return bad("started_at")
 	}
-	switch raw.Phase {
+	switch f.Phase {
 	case PhaseRunning:
-		if raw.Outcome != nil || raw.EndedAt != nil {
-			return nil, bad("phase")
+		if f.Outcome != nil || f.EndedAt != nil {
+			return bad("phase")
 		}
 	case PhaseTerminal:
-		if raw.Outcome == nil || raw.EndedAt == nil {
-			return nil, bad("phase")
+		if f.Outcome == nil || f.EndedAt == nil {
+			return bad("phase")
 		}
-		t, err := parseTime(*raw.EndedAt)
+		t, err := parseTime(*f.EndedAt)
 		if err != nil {
-			return nil, bad("ended_at")
+			return bad("ended_at")
 		}
 		r.EndedAt = &t
-		o := raw.Outcome
+		o := f.Outcome
 		switch {
-		case !statuses[flowrun.Status(o.Status)]:
-			return nil, bad("outcome.status")
+		case !statuses[o.Status]:
+			return bad("outcome.status")
 		case o.ExecutionOutcome != "" && !outcomePattern().MatchString(o.ExecutionOutcome):
-			return nil, bad("outcome.execution_outcome")
-		case !messageKeyPattern().MatchString(o.MessageKey):
-			return nil, bad("outcome.message_key")
+			return bad("outcome.execution_outcome")
+		case !messageKeyPattern().MatchString(string(o.MessageKey)):
+			return bad("outcome.message_key")
 		case !validSummary(o.Summary):
-			return nil, bad("outcome.summary")
+			return bad("outcome.summary")
 		}
-		r.Outcome = &Outcome{Status: flowrun.Status(o.Status), ExecutionOutcome: o.ExecutionOutcome,
-			EffectVerified: o.EffectVerified, MessageKey: o.MessageKey, Summary: o.Summary}
 	default:
-		return nil, bad("phase")
+		return bad("phase")
 	}
-	return r, nil
+	return &f, r, nil
 }
 
 func parseTime(s string) (time.Time, error) {

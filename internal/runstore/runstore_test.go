@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
@@ -298,6 +300,11 @@ func TestRecordValidation(t *testing.T) {
 		"two documents":        good + good,
 		"array":                "[" + good + "]",
 		"running with outcome": strings.Replace(good, `"phase":"terminal"`, `"phase":"running"`, 1),
+		// serve joins an owner into a path under the state folder.
+		"owner path":     strings.Replace(good, `"owner":"0123456789abcdef"`, `"owner":"../../../../x.lck"`, 1),
+		"owner hex case": strings.Replace(good, `"owner":"0123456789abcdef"`, `"owner":"0123456789ABCDEF"`, 1),
+		"owner length":   strings.Replace(good, `"owner":"0123456789abcdef"`, `"owner":"0123456789abcde"`, 1),
+		"negative pid":   strings.Replace(good, `"pid":42`, `"pid":-42`, 1),
 	} {
 		_, err := parseRecord([]byte(body), idA)
 		if err == nil {
@@ -306,6 +313,65 @@ func TestRecordValidation(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "Jane") {
 			t.Errorf("%s: the error quotes the value: %v", name, err)
+		}
+	}
+}
+
+// TestFileRoundTrip: a record serve writes (json.Marshal of File) parses
+// back to the same File, and the bytes are the format the readers pin.
+func TestFileRoundTrip(t *testing.T) {
+	for _, body := range []string{
+		terminalRecord(idA, "2026-12-01T10:00:00Z", "2026-12-01T10:00:01.5Z"),
+		runningRecord(idA, "2026-12-01T10:00:00Z"),
+	} {
+		f, err := ParseFile([]byte(body), idA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != body {
+			t.Errorf("round trip:\n got %s\nwant %s", out, body)
+		}
+	}
+}
+
+// TestFreeze: the one freeze makes a running record terminal once; a
+// terminal record is never changed (an interrupted run is never upgraded).
+func TestFreeze(t *testing.T) {
+	f, err := ParseFile([]byte(runningRecord(idA, "2026-12-01T10:00:00Z")), idA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 2, 0, time.FixedZone("x", 3600))
+	if !f.Freeze(Outcome{Status: flowrun.StatusInterrupted, MessageKey: "interrupted"}, at) {
+		t.Fatal("running record not frozen")
+	}
+	if f.Phase != PhaseTerminal || f.EndedAt == nil || *f.EndedAt != "2026-12-01T09:00:02Z" || f.Outcome.Status != flowrun.StatusInterrupted {
+		t.Fatalf("frozen: %+v", f)
+	}
+	if f.Freeze(Outcome{Status: flowrun.StatusSuccess, MessageKey: "success"}, at.Add(time.Hour)) {
+		t.Fatal("a terminal record was frozen again")
+	}
+	if f.Outcome.Status != flowrun.StatusInterrupted || *f.EndedAt != "2026-12-01T09:00:02Z" {
+		t.Fatalf("a terminal record changed: %+v", f)
+	}
+	data, _ := json.Marshal(f)
+	if _, err := ParseFile(data, idA); err != nil {
+		t.Fatalf("a frozen record does not parse: %v", err)
+	}
+}
+
+func TestValidOwner(t *testing.T) {
+	for id, want := range map[string]bool{
+		"0123456789abcdef": true, strings.Repeat("ab", 12): true,
+		"": false, "0123456789abcde": false, "0123456789abcdeg": false, "../../../../x.lck": false,
+		"0123456789ABCDEF": false, strings.Repeat("ab", 10): false,
+	} {
+		if ValidOwner(id) != want {
+			t.Errorf("ValidOwner(%q) = %v", id, !want)
 		}
 	}
 }
