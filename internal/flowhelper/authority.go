@@ -75,11 +75,15 @@ func ReadAuthorityRecord(ctx context.Context, stateDir string) string {
 	if err != nil {
 		return ""
 	}
-	var r authorityRecord
-	if json.Unmarshal(data, &r) != nil || !filepath.IsAbs(r.AuthorityDB) || strings.ContainsRune(r.AuthorityDB, 0) {
+	obj, err := parseObject(data)
+	if err != nil {
 		return ""
 	}
-	return r.AuthorityDB
+	p, ok := obj.str("authority_db")
+	if !ok || !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
+		return ""
+	}
+	return p
 }
 
 // WithAuthorityDB returns env with OPENADAPT_DURABLE_AUTHORITY_DB set to

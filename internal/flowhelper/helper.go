@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // MaxFrame is the largest frame in either direction, excluding the newline
@@ -125,11 +127,11 @@ type call struct {
 	op       string
 	written  bool
 	ch       chan reply
-	progress func(json.RawMessage)
+	progress func(object)
 }
 
 type reply struct {
-	result json.RawMessage
+	result object
 	err    error
 }
 
@@ -356,25 +358,28 @@ func (h *Helper) readLoop() {
 	}
 }
 
+// dispatchFrame checks one response frame and hands it to its call. line
+// is the reader's buffer: the frame is parsed over a copy, which its
+// objects keep.
 func (h *Helper) dispatchFrame(line []byte) error {
-	obj, err := decodeObject(line)
+	obj, err := parseObject(bytes.Clone(line))
 	if err != nil {
-		return errors.New("bad frame")
+		return fmt.Errorf("bad frame: %v", err)
 	}
-	idRaw, ok := obj["id"]
-	if !ok {
+	if !obj.has("id") {
 		return errors.New("frame without id")
 	}
-	id, err := frameID(idRaw)
+	id, err := frameID(obj)
 	if err != nil {
 		return err
 	}
-	if p, ok := obj["progress"]; ok {
+	if obj.has("progress") {
 		// The one sanctioned unsolicited frame (§12.13): {"id":N,"progress":{…}}.
-		if !keysExactly(obj, "id", "progress") && !keysExactly(obj, "v", "id", "progress") {
+		if !obj.closed("id", "progress") && !obj.closed("v", "id", "progress") {
 			return errors.New("bad progress frame")
 		}
-		if !isObject(p) {
+		p, ok := obj.sub("progress")
+		if !ok {
 			return errors.New("bad progress frame")
 		}
 		h.mu.Lock()
@@ -386,18 +391,24 @@ func (h *Helper) dispatchFrame(line []byte) error {
 		c.progress(p)
 		return nil
 	}
-	if string(obj["v"]) != "1" {
+	if string(obj.d.Raw(obj.get("v"))) != "1" {
 		return errors.New("bad frame version")
 	}
+	ok, _ := obj.boolean("ok")
 	var r reply
 	switch {
-	case keysExactly(obj, "v", "id", "ok", "result") && string(obj["ok"]) == "true":
-		if !isObject(obj["result"]) {
+	case obj.closed("v", "id", "ok", "result") && ok:
+		res, isObj := obj.sub("result")
+		if !isObj {
 			return errors.New("result is not an object")
 		}
-		r.result = obj["result"]
-	case keysExactly(obj, "v", "id", "ok", "error") && string(obj["ok"]) == "false":
-		e, err := decodeError(obj["error"])
+		r.result = res
+	case obj.closed("v", "id", "ok", "error") && obj.d.False(obj.get("ok")):
+		eo, isObj := obj.sub("error")
+		if !isObj {
+			return errors.New("bad error object")
+		}
+		e, err := decodeError(eo)
 		if err != nil {
 			return err
 		}
@@ -416,12 +427,17 @@ func (h *Helper) dispatchFrame(line []byte) error {
 	return nil
 }
 
-func frameID(raw json.RawMessage) (int64, error) {
-	s := string(raw)
-	if s == "null" {
+// frameID reads the frame's id: null (the helper refused the frame) or a
+// positive integer below 2^53.
+func frameID(obj object) (int64, error) {
+	v := obj.get("id")
+	if obj.d.Kind(v) == pyjson.Null {
 		return 0, errors.New("the helper refused a frame")
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	if !obj.d.IsInt(v) {
+		return 0, errors.New("bad response id")
+	}
+	n, err := strconv.ParseInt(string(obj.d.Raw(v)), 10, 64)
 	if err != nil || n <= 0 || n >= 1<<53 {
 		return 0, errors.New("bad response id")
 	}
@@ -443,34 +459,33 @@ func init() {
 }
 
 // decodeError checks the closed error object of §4.1.
-func decodeError(raw json.RawMessage) (*Error, error) {
-	obj, err := decodeObject(raw)
-	if err != nil || !keysExactly(obj, "kind", "reason", "flow_type", "mro", "dispatched") {
+func decodeError(obj object) (*Error, error) {
+	if !obj.closed("kind", "reason", "flow_type", "mro", "dispatched") {
 		return nil, errors.New("bad error object")
 	}
 	e := &Error{}
-	var ok bool
-	if e.Kind, ok = jsonStr(obj["kind"]); !ok || !knownKinds[e.Kind] {
+	var ok, isStr bool
+	if e.Kind, ok = obj.str("kind"); !ok || !knownKinds[e.Kind] {
 		return nil, errors.New("bad error kind")
 	}
-	if string(obj["reason"]) != "null" {
-		if e.Reason, ok = jsonStr(obj["reason"]); !ok || !knownReasons[e.Reason] {
-			return nil, errors.New("bad error reason")
-		}
+	if e.Reason, isStr, ok = obj.strOrNull("reason"); !ok || (isStr && !knownReasons[e.Reason]) {
+		return nil, errors.New("bad error reason")
 	}
-	if string(obj["flow_type"]) != "null" {
-		if e.FlowType, ok = jsonStr(obj["flow_type"]); !ok || len(e.FlowType) > 512 {
-			return nil, errors.New("bad error flow_type")
-		}
+	if e.FlowType, _, ok = obj.strOrNull("flow_type"); !ok || len(e.FlowType) > 512 {
+		return nil, errors.New("bad error flow_type")
 	}
-	if err := json.Unmarshal(obj["mro"], &e.MRO); err != nil || e.MRO == nil || len(e.MRO) > 16 {
+	d, mro := obj.d, obj.get("mro")
+	if d.Kind(mro) != pyjson.Array || d.Len(mro) > 16 {
 		return nil, errors.New("bad error mro")
 	}
-	switch string(obj["dispatched"]) {
-	case "true":
-		e.Dispatched = true
-	case "false":
-	default:
+	e.MRO = make([]string, 0, d.Len(mro))
+	for v := range d.Elems(mro) {
+		if d.Kind(v) != pyjson.String {
+			return nil, errors.New("bad error mro")
+		}
+		e.MRO = append(e.MRO, d.Str(v))
+	}
+	if e.Dispatched, ok = obj.boolean("dispatched"); !ok {
 		return nil, errors.New("bad error dispatched")
 	}
 	return e, nil
@@ -480,16 +495,16 @@ func decodeError(raw json.RawMessage) (*Error, error) {
 // helper's death. fields is a JSON-object-marshalling value (nil = no
 // fields). MCP cancellation is not forwarded: ctx only stops waiting for a
 // free slot before anything is written.
-func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.Duration, progress func(json.RawMessage)) (json.RawMessage, error) {
+func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.Duration, progress func(object)) (object, error) {
 	body := []byte("{}")
 	if fields != nil {
 		var err error
 		if body, err = json.Marshal(fields); err != nil {
-			return nil, fmt.Errorf("flow helper %s: encoding the request: %w", op, err)
+			return object{}, fmt.Errorf("flow helper %s: encoding the request: %w", op, err)
 		}
 	}
 	if len(body) < 2 || body[0] != '{' {
-		return nil, fmt.Errorf("flow helper %s: request fields are not an object", op)
+		return object{}, fmt.Errorf("flow helper %s: request fields are not an object", op)
 	}
 	select {
 	case h.sem <- struct{}{}:
@@ -501,9 +516,9 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 		select {
 		case h.sem <- struct{}{}:
 		case <-h.done:
-			return nil, h.deadError(op)
+			return object{}, h.deadError(op)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return object{}, ctx.Err()
 		}
 	}
 	defer func() { <-h.sem }()
@@ -512,11 +527,11 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 	h.mu.Lock()
 	if h.dead {
 		h.mu.Unlock()
-		return nil, h.deadError(op)
+		return object{}, h.deadError(op)
 	}
 	if h.closing && op != "close" {
 		h.mu.Unlock()
-		return nil, &TransportError{Op: op, Err: fmt.Errorf("%w: closing", ErrDead)}
+		return object{}, &TransportError{Op: op, Err: fmt.Errorf("%w: closing", ErrDead)}
 	}
 	h.nextID++
 	id := h.nextID
@@ -530,7 +545,7 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 	}
 	if frame.Len() > MaxFrame {
 		h.mu.Unlock()
-		return nil, fmt.Errorf("flow helper %s: request frame too large", op)
+		return object{}, fmt.Errorf("flow helper %s: request frame too large", op)
 	}
 	frame.WriteByte('\n')
 	h.pending[id] = c
@@ -564,7 +579,7 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 			h.mu.Lock()
 			delete(h.pending, id)
 			h.mu.Unlock()
-			return nil, &TransportError{Op: op, Written: true, Err: ErrDeadline}
+			return object{}, &TransportError{Op: op, Written: true, Err: ErrDeadline}
 		}
 		h.die(ErrDeadline)
 		r := <-c.ch
@@ -615,20 +630,18 @@ func (h *Helper) Close() (CloseResult, error) {
 				h.mu.Lock()
 				h.closing = true
 				h.mu.Unlock()
-				raw, err := h.call(context.Background(), "close", map[string]any{"drain_s": 1}, h.to.Close, nil)
+				res, err := h.call(context.Background(), "close", map[string]any{"drain_s": 1}, h.to.Close, nil)
 				if err != nil {
 					h.closeErr = err
 					return
 				}
-				var cr struct {
-					ServiceClosed  *bool `json:"service_closed"`
-					MockmedStopped *bool `json:"mockmed_stopped"`
-				}
-				if err := decodeClosed(raw, &cr, "service_closed", "mockmed_stopped"); err != nil || cr.ServiceClosed == nil || cr.MockmedStopped == nil {
+				sc, ok1 := res.boolean("service_closed")
+				ms, ok2 := res.boolean("mockmed_stopped")
+				if !res.closed("service_closed", "mockmed_stopped") || !ok1 || !ok2 {
 					h.closeErr = errors.New("flow helper close: bad result")
 					return
 				}
-				h.closeRes = CloseResult{*cr.ServiceClosed, *cr.MockmedStopped}
+				h.closeRes = CloseResult{sc, ms}
 			}()
 			// Close fd 4 once the close frame is out (or at once if it
 			// cannot be written): EOF is the helper's second close signal.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Replay after close (flow-helper.md §6, decisions §11.1 Q2 and §12.8):
@@ -54,16 +55,47 @@ func LastJournaled(ctx context.Context, dir, key string) (Journaled, bool) {
 	if err != nil {
 		return Journaled{}, false
 	}
-	var log struct {
-		Decisions []Journaled `json:"decisions"`
-	}
-	if json.Unmarshal(data, &log) != nil {
+	obj, err := parseObject(data)
+	if err != nil {
 		return Journaled{}, false
 	}
-	for i := len(log.Decisions) - 1; i >= 0; i-- {
-		if log.Decisions[i].IdempotencyKey == key {
-			return log.Decisions[i], true
+	decisions := obj.get("decisions")
+	if obj.d.Kind(decisions) != pyjson.Array {
+		return Journaled{}, false
+	}
+	var (
+		last  Journaled
+		found bool
+	)
+	for v := range obj.d.Elems(decisions) {
+		j, ok := journaled(object{obj.d, v})
+		if !ok {
+			return Journaled{}, false // a malformed projection is no evidence
+		}
+		if j.IdempotencyKey == key {
+			last, found = j, true
 		}
 	}
-	return Journaled{}, false
+	return last, found
+}
+
+// journaled reads one decision of the projection: an object whose known
+// members are strings or null (absent or null: ""); other members are
+// Flow's and ignored.
+func journaled(o object) (Journaled, bool) {
+	var j Journaled
+	if o.d.Kind(o.v) != pyjson.Object {
+		return j, false
+	}
+	for _, f := range []struct {
+		k   string
+		dst *string
+	}{{"idempotency_key", &j.IdempotencyKey}, {"request_digest", &j.RequestDigest},
+		{"capability_digest", &j.CapabilityDigest}, {"action", &j.Action}, {"status", &j.Status}} {
+		var ok bool
+		if *f.dst, _, ok = o.strOrNull(f.k); !ok && o.has(f.k) {
+			return Journaled{}, false
+		}
+	}
+	return j, true
 }

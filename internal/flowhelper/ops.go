@@ -2,7 +2,6 @@ package flowhelper
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -44,12 +43,12 @@ var helloKeys = []string{"protocol", "helper_sha256", "flow_version", "flow_supp
 
 func (h *Helper) doHello(ctx context.Context) error {
 	interp := h.cfg.Interpreter.Path
-	raw, err := h.call(ctx, "hello", nil, h.to.Hello, nil)
+	res, err := h.call(ctx, "hello", nil, h.to.Hello, nil)
 	if err != nil {
 		return startedWith(interp, fmt.Errorf("hello: %w", err))
 	}
-	var hl Hello
-	if err := decodeHello(raw, &hl); err != nil {
+	hl, err := decodeHello(res)
+	if err != nil {
 		return startedWith(interp, fmt.Errorf("hello: %w", err))
 	}
 	switch {
@@ -69,38 +68,46 @@ func (h *Helper) doHello(ctx context.Context) error {
 	return nil
 }
 
-func decodeHello(raw json.RawMessage, hl *Hello) error {
-	obj, err := decodeObject(raw)
-	if err != nil || !keysExactly(obj, helloKeys...) {
-		return errors.New("bad hello result")
+// decodeHello checks hello's closed result (§3.3).
+func decodeHello(res object) (Hello, error) {
+	var hl Hello
+	if !res.closed(helloKeys...) {
+		return hl, errors.New("bad hello result")
 	}
-	for _, k := range []string{"helper_sha256", "flow_version", "python_version", "operator"} {
-		if _, ok := jsonStr(obj[k]); !ok {
-			return fmt.Errorf("bad hello %s", k)
+	for _, f := range []struct {
+		k   string
+		dst *string
+	}{{"helper_sha256", &hl.HelperSHA256}, {"flow_version", &hl.FlowVersion}, {"python_version", &hl.PythonVersion}, {"operator", &hl.Operator}} {
+		var ok bool
+		if *f.dst, ok = res.str(f.k); !ok {
+			return Hello{}, fmt.Errorf("bad hello %s", f.k)
 		}
 	}
-	for _, k := range []string{"protocol", "pid"} {
-		if _, err := strconv.Atoi(string(obj[k])); err != nil {
-			return fmt.Errorf("bad hello %s", k)
+	var ok bool
+	if hl.Protocol, ok = res.integer("protocol"); !ok {
+		return Hello{}, errors.New("bad hello protocol")
+	}
+	if hl.PID, ok = res.integer("pid"); !ok {
+		return Hello{}, errors.New("bad hello pid")
+	}
+	if hl.FlowSupported, ok = res.boolean("flow_supported"); !ok {
+		return Hello{}, errors.New("bad hello flow_supported")
+	}
+	caps, ok := res.sub("capabilities")
+	if !ok || !caps.closed("attended_service", "playwright", "tutorial", "authoring") {
+		return Hello{}, errors.New("bad hello capabilities")
+	}
+	for _, f := range []struct {
+		k   string
+		dst *bool
+	}{{"attended_service", &hl.Capabilities.AttendedService}, {"playwright", &hl.Capabilities.Playwright},
+		{"tutorial", &hl.Capabilities.Tutorial}, {"authoring", &hl.Capabilities.Authoring}} {
+		if *f.dst, ok = caps.boolean(f.k); !ok {
+			return Hello{}, errors.New("bad hello capabilities")
 		}
 	}
-	if !isBool(obj["flow_supported"]) {
-		return errors.New("bad hello flow_supported")
-	}
-	var caps struct {
-		A *bool `json:"attended_service"`
-		P *bool `json:"playwright"`
-		T *bool `json:"tutorial"`
-		U *bool `json:"authoring"`
-	}
-	if err := decodeClosed(obj["capabilities"], &caps, "attended_service", "playwright", "tutorial", "authoring"); err != nil ||
-		caps.A == nil || caps.P == nil || caps.T == nil || caps.U == nil {
-		return errors.New("bad hello capabilities")
-	}
-	return json.Unmarshal(raw, hl)
+	return hl, nil
 }
-
-func isBool(raw json.RawMessage) bool { s := string(raw); return s == "true" || s == "false" }
 
 func pythonSupported(v string) bool {
 	parts := strings.Split(v, ".")
@@ -139,36 +146,38 @@ type DeploymentInfo struct {
 // invalid/deployment_unusable, unavailable/executor_timeout,
 // unavailable/live_session, or a [*TransportError].
 func (h *Helper) OpenService(ctx context.Context, req DeploymentRequest) (ServiceInfo, error) {
-	raw, err := h.call(ctx, "service.open", req, h.to.ServiceOpen, nil)
+	res, err := h.call(ctx, "service.open", req, h.to.ServiceOpen, nil)
 	if err != nil {
 		return ServiceInfo{}, err
 	}
-	var r struct {
-		K *string `json:"backend_kind"`
-		H *bool   `json:"headed"`
-	}
-	if err := decodeClosed(raw, &r, "backend_kind", "headed"); err != nil || r.K == nil || r.H == nil {
+	if err := closedResult(res, "backend_kind", "headed"); err != nil {
 		return ServiceInfo{}, h.badResult("service.open", err)
 	}
-	return ServiceInfo{BackendKind: *r.K, Headed: *r.H}, nil
+	k, ok1 := res.str("backend_kind")
+	hd, ok2 := res.boolean("headed")
+	if !ok1 || !ok2 {
+		return ServiceInfo{}, h.badResult("service.open", errors.New("bad backend_kind or headed"))
+	}
+	return ServiceInfo{BackendKind: k, Headed: hd}, nil
 }
 
 // CheckDeployment is the read-only deployment.check op (decisions §12.3,
 // §12.25): the config loaded with the overrides applied; no browser.
 func (h *Helper) CheckDeployment(ctx context.Context, req DeploymentRequest) (DeploymentInfo, error) {
-	raw, err := h.call(ctx, "deployment.check", req, h.to.Check, nil)
+	res, err := h.call(ctx, "deployment.check", req, h.to.Check, nil)
 	if err != nil {
 		return DeploymentInfo{}, err
 	}
-	var r struct {
-		K *string `json:"backend_kind"`
-		H *bool   `json:"headed"`
-		U *bool   `json:"url_present"`
-	}
-	if err := decodeClosed(raw, &r, "backend_kind", "headed", "url_present"); err != nil || r.K == nil || r.H == nil || r.U == nil {
+	if err := closedResult(res, "backend_kind", "headed", "url_present"); err != nil {
 		return DeploymentInfo{}, h.badResult("deployment.check", err)
 	}
-	return DeploymentInfo{BackendKind: *r.K, Headed: *r.H, URLPresent: *r.U}, nil
+	k, ok1 := res.str("backend_kind")
+	hd, ok2 := res.boolean("headed")
+	u, ok3 := res.boolean("url_present")
+	if !ok1 || !ok2 || !ok3 {
+		return DeploymentInfo{}, h.badResult("deployment.check", errors.New("bad backend_kind, headed or url_present"))
+	}
+	return DeploymentInfo{BackendKind: k, Headed: hd, URLPresent: u}, nil
 }
 
 // Dispositions maps each action to its single Flow disposition
@@ -243,35 +252,41 @@ func (d Decision) Check(action string) error {
 
 var decisionKeys = []string{"decision_id", "action", "status", "message", "report_success", "next_transition", "transition_receipt_digest"}
 
-func (h *Helper) decision(op string, raw json.RawMessage) (Decision, error) {
-	var wrap struct {
-		D json.RawMessage `json:"decision"`
-	}
-	if err := decodeClosed(raw, &wrap, "decision"); err != nil {
+func (h *Helper) decision(op string, res object) (Decision, error) {
+	if err := closedResult(res, "decision"); err != nil {
 		return Decision{}, h.badResult(op, err)
 	}
-	obj, err := decodeObject(wrap.D)
-	if err != nil || !keysExactly(obj, decisionKeys...) {
+	obj, ok := res.sub("decision")
+	if !ok || !obj.closed(decisionKeys...) {
 		return Decision{}, h.badResult(op, errors.New("bad decision object"))
 	}
-	for _, k := range []string{"decision_id", "action", "status", "message"} {
-		if _, ok := jsonStr(obj[k]); !ok {
-			return Decision{}, h.badResult(op, fmt.Errorf("bad decision %s", k))
-		}
-	}
-	if s := string(obj["report_success"]); s != "null" && !isBool(obj["report_success"]) {
-		return Decision{}, h.badResult(op, errors.New("bad decision report_success"))
-	}
-	for _, k := range []string{"next_transition", "transition_receipt_digest"} {
-		if string(obj[k]) != "null" {
-			if _, ok := jsonStr(obj[k]); !ok {
-				return Decision{}, h.badResult(op, fmt.Errorf("bad decision %s", k))
-			}
-		}
-	}
 	var d Decision
-	if err := json.Unmarshal(wrap.D, &d); err != nil {
-		return Decision{}, h.badResult(op, err)
+	for _, f := range []struct {
+		k   string
+		dst *string
+	}{{"decision_id", &d.DecisionID}, {"action", &d.Action}, {"status", &d.Status}, {"message", &d.Message}} {
+		if *f.dst, ok = obj.str(f.k); !ok {
+			return Decision{}, h.badResult(op, fmt.Errorf("bad decision %s", f.k))
+		}
+	}
+	if !obj.isNull("report_success") {
+		b, ok := obj.boolean("report_success")
+		if !ok {
+			return Decision{}, h.badResult(op, errors.New("bad decision report_success"))
+		}
+		d.ReportSuccess = &b
+	}
+	for _, f := range []struct {
+		k   string
+		dst **string
+	}{{"next_transition", &d.NextTransition}, {"transition_receipt_digest", &d.TransitionReceiptDigest}} {
+		s, isStr, ok := obj.strOrNull(f.k)
+		if !ok {
+			return Decision{}, h.badResult(op, fmt.Errorf("bad decision %s", f.k))
+		}
+		if isStr {
+			*f.dst = &s
+		}
 	}
 	if d.Message != "" {
 		// §4.4: Flow's message goes to the protected log only.
@@ -295,11 +310,11 @@ func (h *Helper) Act(ctx context.Context, req ActRequest) (Decision, error) {
 
 // decide sends one decision op and checks its DEC answer.
 func (h *Helper) decide(ctx context.Context, op string, req any, deadline time.Duration) (Decision, error) {
-	raw, err := h.call(ctx, op, req, deadline, nil)
+	res, err := h.call(ctx, op, req, deadline, nil)
 	if err != nil {
 		return Decision{}, err
 	}
-	return h.decision(op, raw)
+	return h.decision(op, res)
 }
 
 // Target names the pause and the request key of attended.replay and
@@ -343,15 +358,16 @@ func (h *Helper) Reconcile(ctx context.Context, req ReconcileRequest) (Decision,
 // ProbeAuthoring runs authoring.probe: whether openadapt_flow.authoring is
 // importable (always false on 1.32).
 func (h *Helper) ProbeAuthoring(ctx context.Context) (bool, error) {
-	raw, err := h.call(ctx, "authoring.probe", nil, h.to.Probe, nil)
+	res, err := h.call(ctx, "authoring.probe", nil, h.to.Probe, nil)
 	if err != nil {
 		return false, err
 	}
-	var r struct {
-		I *bool `json:"importable"`
-	}
-	if err := decodeClosed(raw, &r, "importable"); err != nil || r.I == nil {
+	if err := closedResult(res, "importable"); err != nil {
 		return false, h.badResult("authoring.probe", err)
 	}
-	return *r.I, nil
+	i, ok := res.boolean("importable")
+	if !ok {
+		return false, h.badResult("authoring.probe", &fieldError{"importable"})
+	}
+	return i, nil
 }

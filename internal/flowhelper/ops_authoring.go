@@ -3,6 +3,7 @@ package flowhelper
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -79,22 +80,21 @@ type AuthoringInfo struct {
 // invalid/url_missing and invalid/headed_missing (a web backend without a
 // URL or a visible browser), or a [*TransportError].
 func (h *Helper) OpenAuthoring(ctx context.Context, req AuthoringOpenRequest) (AuthoringInfo, error) {
-	raw, err := h.call(ctx, "authoring.open", req, h.to.ServiceOpen, nil)
+	res, err := h.call(ctx, "authoring.open", req, h.to.ServiceOpen, nil)
 	if err != nil {
 		return AuthoringInfo{}, err
 	}
-	var r struct {
-		K *string `json:"backend_kind"`
-		H *bool   `json:"headed"`
-		C *bool   `json:"coach_only"`
-		A *bool   `json:"admit"`
-	}
-	err = decodeClosed(raw, &r, "backend_kind", "headed", "coach_only", "admit")
-	if err != nil || r.K == nil || r.H == nil || r.C == nil || r.A == nil || !slices.Contains(AuthoringBackends, *r.K) ||
-		(req.BackendKind != "" && *r.K != req.BackendKind) {
+	if err := closedResult(res, "backend_kind", "headed", "coach_only", "admit"); err != nil {
 		return AuthoringInfo{}, h.badResult("authoring.open", err)
 	}
-	return AuthoringInfo{BackendKind: *r.K, Headed: *r.H, CoachOnly: *r.C, Admit: *r.A}, nil
+	k, ok1 := res.str("backend_kind")
+	hd, ok2 := res.boolean("headed")
+	c, ok3 := res.boolean("coach_only")
+	a, ok4 := res.boolean("admit")
+	if !ok1 || !ok2 || !ok3 || !ok4 || !slices.Contains(AuthoringBackends, k) || (req.BackendKind != "" && k != req.BackendKind) {
+		return AuthoringInfo{}, h.badResult("authoring.open", errors.New("bad backend_kind, headed, coach_only or admit"))
+	}
+	return AuthoringInfo{BackendKind: k, Headed: hd, CoachOnly: c, Admit: a}, nil
 }
 
 // authoringResults are the closed result keys of each authoring.<tool> op,
@@ -167,21 +167,25 @@ func (h *Helper) Authoring(ctx context.Context, tool string, fields map[string]a
 			req[k] = v
 		}
 	}
-	raw, err := h.call(ctx, op, req, deadline, nil)
+	res, err := h.call(ctx, op, req, deadline, nil)
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeObject(raw)
-	if err != nil || !keysExactly(obj, spec.keys...) {
+	if !res.closed(spec.keys...) {
 		return nil, h.badResult(op, fmt.Errorf("result keys differ from %v", spec.keys))
 	}
 	if spec.status != "" {
-		if s, _ := jsonStr(obj["status"]); s != spec.status {
+		if s, _ := res.str("status"); s != spec.status {
 			return nil, h.badResult(op, fmt.Errorf("status is not %q", spec.status))
 		}
 	}
+	// The tree is built by encoding/json because its readers (the
+	// authoring projections) take its types (float64 numbers); the bytes
+	// were already accepted by pyjson's strict parse of the frame, so no
+	// duplicate key or bad UTF-8 is left for the two parsers to read
+	// differently.
 	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
+	if err := json.Unmarshal(res.raw(), &out); err != nil {
 		return nil, h.badResult(op, err)
 	}
 	return out, nil

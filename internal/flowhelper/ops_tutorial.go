@@ -2,14 +2,15 @@ package flowhelper
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // TutorialRequest is tutorial.prepare's request (flow-helper.md §3.3), with
@@ -66,16 +67,8 @@ func (h *Helper) PrepareTutorial(ctx context.Context, req TutorialRequest, progr
 	for _, p := range TutorialPhases {
 		known[p] = true
 	}
-	raw, err := h.call(ctx, "tutorial.prepare", req, h.to.Tutorial, func(p json.RawMessage) {
-		var f struct {
-			Phase   *string  `json:"phase"`
-			Elapsed *float64 `json:"elapsed_ms"`
-		}
-		err := decodeClosed(p, &f, "phase", "elapsed_ms")
-		if err == nil && (f.Phase == nil || f.Elapsed == nil || !known[*f.Phase] ||
-			*f.Elapsed < 0 || *f.Elapsed != math.Trunc(*f.Elapsed) || *f.Elapsed > 1e12) {
-			err = errors.New("bad phase or elapsed_ms")
-		}
+	res, err := h.call(ctx, "tutorial.prepare", req, h.to.Tutorial, func(p object) {
+		phase, elapsed, err := progressFrame(p, known)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -85,7 +78,7 @@ func (h *Helper) PrepareTutorial(ctx context.Context, req TutorialRequest, progr
 			return
 		}
 		if perr == nil && progress != nil {
-			progress(TutorialProgress{Phase: *f.Phase, Elapsed: time.Duration(*f.Elapsed) * time.Millisecond})
+			progress(TutorialProgress{Phase: phase, Elapsed: time.Duration(elapsed) * time.Millisecond})
 		}
 	})
 	mu.Lock()
@@ -97,21 +90,41 @@ func (h *Helper) PrepareTutorial(ctx context.Context, req TutorialRequest, progr
 	if err != nil {
 		return TutorialResult{}, err
 	}
-	var r struct {
-		BundleDir        *string `json:"bundle_dir"`
-		BaseURL          *string `json:"base_url"`
-		URL              *string `json:"url"`
-		DeploymentConfig *string `json:"deployment_config"`
-		ContentDigest    *string `json:"content_digest"`
-		Reused           *bool   `json:"reused"`
-	}
-	if err := decodeClosed(raw, &r, "bundle_dir", "base_url", "url", "deployment_config", "content_digest", "reused"); err != nil ||
-		r.BundleDir == nil || r.BaseURL == nil || r.URL == nil || r.DeploymentConfig == nil || r.ContentDigest == nil || r.Reused == nil {
-		if err == nil {
-			err = errors.New("null field")
-		}
+	if err := closedResult(res, "bundle_dir", "base_url", "url", "deployment_config", "content_digest", "reused"); err != nil {
 		return TutorialResult{}, h.badResult("tutorial.prepare", err)
 	}
-	return TutorialResult{BundleDir: *r.BundleDir, BaseURL: *r.BaseURL, URL: *r.URL,
-		DeploymentConfig: *r.DeploymentConfig, ContentDigest: *r.ContentDigest, Reused: *r.Reused}, nil
+	var tr TutorialResult
+	for _, f := range []struct {
+		k   string
+		dst *string
+	}{{"bundle_dir", &tr.BundleDir}, {"base_url", &tr.BaseURL}, {"url", &tr.URL},
+		{"deployment_config", &tr.DeploymentConfig}, {"content_digest", &tr.ContentDigest}} {
+		var ok bool
+		if *f.dst, ok = res.str(f.k); !ok {
+			return TutorialResult{}, h.badResult("tutorial.prepare", &fieldError{f.k})
+		}
+	}
+	var ok bool
+	if tr.Reused, ok = res.boolean("reused"); !ok {
+		return TutorialResult{}, h.badResult("tutorial.prepare", &fieldError{"reused"})
+	}
+	return tr, nil
+}
+
+// progressFrame checks one tutorial.prepare progress object (§12.13):
+// exactly a known phase and a whole, non-negative elapsed_ms ≤ 1e12.
+func progressFrame(p object, known map[string]bool) (string, float64, error) {
+	if !p.closed("phase", "elapsed_ms") {
+		return "", 0, errClosed
+	}
+	phase, ok := p.str("phase")
+	v := p.get("elapsed_ms")
+	if !ok || !known[phase] || p.d.Kind(v) != pyjson.Number {
+		return "", 0, errors.New("bad phase or elapsed_ms")
+	}
+	ms, err := strconv.ParseFloat(string(p.d.Raw(v)), 64)
+	if err != nil || ms < 0 || ms != math.Trunc(ms) || ms > 1e12 {
+		return "", 0, errors.New("bad phase or elapsed_ms")
+	}
+	return phase, ms, nil
 }
