@@ -10,8 +10,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Transport limits (mailbox.md §2).
@@ -162,76 +165,34 @@ func noStore(h http.Header) bool {
 	return len(v) == 1 && strings.EqualFold(strings.TrimSpace(v[0]), "no-store")
 }
 
-// decodeObject decodes one JSON object with no duplicate keys and nothing
-// after it.
+// bodyOptions are the rules of every JSON body the mailbox sends
+// (mailbox.md §2, §4), read by the project's one strict core
+// (internal/pyjson) in one pass: one object and nothing after it but
+// whitespace, no duplicate key at any depth (a parser differential on
+// oauth_sub_sha256 or tool must not exist between the service and this
+// client), nesting at most 64 deep, valid UTF-8 with no lone surrogate
+// escape (which encoding/json used to read as U+FFFD), no byte order mark.
+// Numbers are kept as their tokens: nothing here needs their value beyond
+// what each field's reader checks.
+var bodyOptions = pyjson.Options{MaxDepth: 64, Floats: pyjson.FloatRefuse}
+
+var errNotObject = errors.New("not a JSON object")
+
+// decodeObject decodes one JSON object under [bodyOptions] into its
+// members' raw values (sub-slices of raw, capacity clipped). The error names
+// the problem and a byte offset, never content.
 func decodeObject(raw []byte) (map[string]json.RawMessage, error) {
-	if err := checkNoDuplicateKeys(raw); err != nil {
+	d, err := pyjson.Parse(raw, bodyOptions)
+	if err != nil {
 		return nil, err
 	}
-	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&obj); err != nil || obj == nil {
-		return nil, errors.New("not a JSON object")
+	root := d.Root()
+	if d.Kind(root) != pyjson.Object {
+		return nil, errNotObject
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON object")
+	obj := make(map[string]json.RawMessage, d.Len(root))
+	for k, v := range d.Members(root) {
+		obj[d.Str(k)] = slices.Clip(d.Raw(v))
 	}
 	return obj, nil
-}
-
-// checkNoDuplicateKeys walks raw and refuses an object with a repeated key at
-// any depth: a parser differential on oauth_sub_sha256 or tool must not
-// exist between the service and this client.
-func checkNoDuplicateKeys(raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	type frame struct {
-		obj  bool
-		keys map[string]bool
-		key  bool // next token in an object is a key
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.obj && top.key {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:len(stack)-1]
-				if len(stack) > 0 && stack[len(stack)-1].obj {
-					stack[len(stack)-1].key = true
-				}
-				continue
-			}
-			k, _ := tok.(string)
-			if top.keys[k] {
-				return errors.New("duplicate key")
-			}
-			top.keys[k] = true
-			top.key = false
-			continue
-		}
-		switch d, _ := tok.(json.Delim); d {
-		case '{', '[':
-			if len(stack) == 64 {
-				return errors.New("nested too deeply")
-			}
-			stack = append(stack, &frame{obj: d == '{', keys: map[string]bool{}, key: d == '{'})
-			continue
-		case ']':
-			stack = stack[:len(stack)-1]
-		}
-		// A value ended: in an object, a key comes next.
-		if len(stack) > 0 && stack[len(stack)-1].obj {
-			stack[len(stack)-1].key = true
-		}
-	}
 }
