@@ -171,8 +171,18 @@ func TestInstallGlobalLock(t *testing.T) {
 	}
 }
 
+// TestInstallLockUntouched: a lock file of another version or one that does
+// not parse is left byte for byte untouched, with a warning. Issue 12's
+// choice for repeated keys is recorded here too: skills@1.7.4 never writes
+// one (JSON.stringify) and would read one as its last value (JSON.parse);
+// we refuse such a file at any depth, fail-closed, and the warning names the
+// problem and its offset, never the file's content.
 func TestInstallLockUntouched(t *testing.T) {
-	for name, content := range map[string]string{"version 2": `{"version":2,"skills":{}}`, "not json": `{"version":`} {
+	for name, content := range map[string]string{"version 2": `{"version":2,"skills":{}}`, "not json": `{"version":`,
+		"duplicate at the top level": `{"version":1,"skills":{},"skills":{"PLANTED":{}}}`,
+		"duplicate in an entry":      `{"version":1,"skills":{"x":{"source":"a","source":"PLANTED"}}}`,
+		"duplicate once unescaped":   `{"version":1,"skills":{"x":{},"\u0078":{"PLANTED":1}}}`,
+	} {
 		t.Run(name, func(t *testing.T) {
 			e := newInstallEnv(t)
 			lockFile := filepath.Join(e.proj, "skills-lock.json")
@@ -186,6 +196,10 @@ func TestInstallLockUntouched(t *testing.T) {
 			}
 			if len(e.warns) == 0 || !strings.Contains(e.warns[len(e.warns)-1], "not updated") {
 				t.Errorf("warnings: %v", e.warns)
+			}
+			if w := e.warns[len(e.warns)-1]; strings.HasPrefix(name, "duplicate") &&
+				(!strings.Contains(w, "is not strict JSON (duplicate key at byte ") || !strings.HasSuffix(w, "); not updated") || strings.Contains(w, "PLANTED")) {
+				t.Errorf("warning %q", w)
 			}
 		})
 	}

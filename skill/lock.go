@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Lock file versions written by the `skills` CLI (vercel-labs skills 1.7.4).
@@ -141,34 +142,30 @@ type object struct {
 
 func newObject() *object { return &object{vals: map[string]json.RawMessage{}} }
 
+// lockOptions are the rules a lock file is read under: the project's one
+// strict core (internal/pyjson). skills@1.7.4 writes the file with
+// JSON.stringify, which never repeats a key, and reads it with JSON.parse,
+// which keeps a repeated key's last value. A file with a repeated key (at
+// any depth), invalid UTF-8 or a lone surrogate escape was therefore not
+// written by the CLI: it is refused and left untouched with a warning
+// (fail-closed, as for any file we cannot read), never rewritten under a
+// reading the CLI might not share. Numbers are kept as their tokens.
+var lockOptions = pyjson.Options{Floats: pyjson.FloatRefuse}
+
+// parseObject parses one JSON object, keeping its keys' order and each
+// value's exact source bytes (sub-slices of data, capacity clipped).
 func parseObject(data []byte) (*object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	t, err := dec.Token()
+	d, err := pyjson.Parse(data, lockOptions)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
+	root := d.Root()
+	if d.Kind(root) != pyjson.Object {
 		return nil, errors.New("not a JSON object")
 	}
-	o := newObject()
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := t.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		o.set(k, raw)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after the JSON object")
+	o := &object{keys: make([]string, 0, d.Len(root)), vals: make(map[string]json.RawMessage, d.Len(root))}
+	for k, v := range d.Members(root) {
+		o.set(d.Str(k), slices.Clip(d.Raw(v)))
 	}
 	return o, nil
 }
@@ -224,7 +221,7 @@ func parseLock(data []byte, scope Scope, path string) (*lockDoc, string) {
 	}
 	doc, err := parseObject(data)
 	if err != nil {
-		return nil, fmt.Sprintf("skills lock file %s is not valid JSON; not updated", path)
+		return nil, fmt.Sprintf("skills lock file %s is not strict JSON (%v); not updated", path, err)
 	}
 	var v json.Number
 	if err := json.Unmarshal(doc.vals["version"], &v); err != nil || v.String() != fmt.Sprint(want) {
