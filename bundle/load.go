@@ -200,30 +200,13 @@ func (l *loader) loadPlain(b *Bundle, dir string) *Error {
 	if err := parseObject(d, data); err != nil {
 		return &Error{Kind: KindInvalidJSON, Detail: markerPlain, cause: err}
 	}
-	if e := b.readMetadata(d); e != nil {
-		return e
-	}
-	man, e := l.pickManifest(d, dir)
+	man, e := l.readManifest(b, dir)
 	if e != nil {
 		return e
 	}
-	b.applyManifest(man)
-	if man == nil || man.digest == "" {
-		b.Integrity = LegacyUnverified
-		return nil
-	}
-	if e := checkKeys(man.entries); e != nil {
+	digest, done, e := l.checkContent(b, man)
+	if done {
 		return e
-	}
-	var digest string
-	digest, l.canon = contentDigest(d, man.filesDoc, man.files, l.canon)
-	if digest != man.digest {
-		return newErr(KindContentDigestMismatch, "recomputed digest differs from the manifest")
-	}
-	b.ContentDigest = digest
-	if l.cfg.level == Metadata {
-		b.Integrity = ContentVerified
-		return nil
 	}
 	cache := map[string]bool{}
 	for i, fe := range man.entries {
@@ -272,18 +255,9 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 	if err := parseObject(d, plain); err != nil {
 		return &Error{Kind: KindInvalidJSON, Detail: "decrypted " + markerPlain, cause: err}
 	}
-	if e := b.readMetadata(d); e != nil {
-		return e
-	}
-	man, e := l.pickManifest(d, dir)
+	man, e := l.readManifest(b, dir)
 	if e != nil {
 		return e
-	}
-	b.applyManifest(man)
-	if man != nil && man.digest != "" {
-		if e := checkKeys(man.entries); e != nil {
-			return e
-		}
 	}
 	var hashes map[string]string
 	if l.cfg.level == Full {
@@ -291,19 +265,9 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 			return e
 		}
 	}
-	if man == nil || man.digest == "" {
-		b.Integrity = LegacyUnverified
-		return nil
-	}
-	var digest string
-	digest, l.canon = contentDigest(d, man.filesDoc, man.files, l.canon)
-	if digest != man.digest {
-		return newErr(KindContentDigestMismatch, "recomputed digest differs from the manifest")
-	}
-	b.ContentDigest = digest
-	if l.cfg.level == Metadata {
-		b.Integrity = ContentVerified
-		return nil
+	digest, done, e := l.checkContent(b, man)
+	if done {
+		return e
 	}
 	for i, fe := range man.entries {
 		got, ok := hashes[fe.rel]
@@ -319,6 +283,49 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 		b.BundleVersion = "sha256:" + digest
 	}
 	return nil
+}
+
+// readManifest reads the metadata and the manifest of the workflow document
+// in l.wdoc (both procedures of §6) and checks the manifest's entry keys
+// when it has a content digest.
+func (l *loader) readManifest(b *Bundle, dir string) (*manifest, *Error) {
+	d := &l.wdoc
+	if e := b.readMetadata(d); e != nil {
+		return nil, e
+	}
+	man, e := l.pickManifest(d, dir)
+	if e != nil {
+		return nil, e
+	}
+	b.applyManifest(man)
+	if man != nil && man.digest != "" {
+		if e := checkKeys(man.entries); e != nil {
+			return nil, e
+		}
+	}
+	return man, nil
+}
+
+// checkContent is the content step of both procedures (§6): without a
+// manifest digest the bundle is legacy_unverified; otherwise the
+// recomputed content digest must equal the manifest's, and at the metadata
+// level that makes it content_verified. done reports that b's integrity is
+// settled (or e says why not); otherwise the assets are checked next.
+func (l *loader) checkContent(b *Bundle, man *manifest) (digest string, done bool, e *Error) {
+	if man == nil || man.digest == "" {
+		b.Integrity = LegacyUnverified
+		return "", true, nil
+	}
+	digest, l.canon = contentDigest(&l.wdoc, man.filesDoc, man.files, l.canon)
+	if digest != man.digest {
+		return "", true, newErr(KindContentDigestMismatch, "recomputed digest differs from the manifest")
+	}
+	b.ContentDigest = digest
+	if l.cfg.level == Metadata {
+		b.Integrity = ContentVerified
+		return digest, true, nil
+	}
+	return digest, false, nil
 }
 
 // readCapped reads a regular, non-symlink file of at most maxJSONSize bytes,
