@@ -13,15 +13,15 @@ func sha256Digest(b []byte) string {
 
 // domainDigest is D(domain, v) = H(domain ‖ NUL ‖ canonical(v)) (spec §3.2).
 func domainDigest(domain string, v any) (string, error) {
-	c, err := canonical(v)
+	s := canonPool.Get().(*canonScratch)
+	defer canonPool.Put(s)
+	b := append(append(s.a[:0], domain...), 0)
+	b, err := appendCanonical(b, v)
+	s.a = b
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	h.Write([]byte(domain))
-	h.Write([]byte{0})
-	h.Write(c)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return sha256Digest(b), nil
 }
 
 // Domains (spec §3.2). The trailing NUL is added by domainDigest.
