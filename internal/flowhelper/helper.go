@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/procgroup"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
@@ -98,7 +99,7 @@ type Helper struct {
 	cfg   Config
 	to    Timeouts
 	cmd   *exec.Cmd
-	group procGroup
+	group procgroup.Group
 	reqW  *os.File
 	respR *os.File
 	outR  *os.File
@@ -216,7 +217,7 @@ func (h *Helper) spawn() error {
 		return err
 	}
 	h.cmd, h.reqW, h.respR, h.outR = cmd, reqW, respR, outR
-	h.group = started(cmd)
+	h.group = procgroup.New(cmd.Process)
 	go h.log.drain(outR)
 	readerDone := make(chan struct{})
 	go func() { h.readLoop(); close(readerDone) }()
@@ -290,7 +291,7 @@ func (h *Helper) die(cause error) {
 	h.pending = map[int64]*call{}
 	h.mu.Unlock()
 	if h.cmd != nil {
-		h.group.kill()
+		h.group.Kill()
 	}
 	for _, f := range pend {
 		f.c.ch <- reply{err: &TransportError{Op: f.c.op, Written: f.written, Err: cause}}
@@ -315,11 +316,11 @@ func (h *Helper) reap(wait time.Duration) {
 	select {
 	case <-h.waitDone:
 	case <-time.After(wait):
-		h.group.kill()
+		h.group.Kill()
 		<-h.waitDone
 	}
 	// Grandchildren (Chromium, the node driver) may survive their leader.
-	h.group.kill()
+	h.group.Kill()
 }
 
 func (h *Helper) cleanup() {
@@ -332,7 +333,7 @@ func (h *Helper) cleanup() {
 	if h.outR != nil {
 		h.outR.Close() // a leaked grandchild must not keep the drain alive
 	}
-	h.group.release()
+	h.group.Close()
 	h.log.close()
 	_ = os.RemoveAll(h.dir)
 }
@@ -661,15 +662,15 @@ func (h *Helper) Close() (CloseResult, error) {
 		select {
 		case <-h.waitDone:
 		default:
-			h.group.term()
+			h.group.Term()
 			select {
 			case <-h.waitDone:
 			case <-time.After(time.Second):
-				h.group.kill()
+				h.group.Kill()
 				<-h.waitDone
 			}
 		}
-		h.group.kill()
+		h.group.Kill()
 		h.die(fmt.Errorf("%w: closed", ErrDead))
 		h.cleanup()
 	})

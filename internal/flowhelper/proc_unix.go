@@ -8,26 +8,20 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/procgroup"
 )
 
 const noFollow = syscall.O_NOFOLLOW
-
-type procGroup struct{ pgid int }
-
-func (g procGroup) term()    { _ = syscall.Kill(-g.pgid, syscall.SIGTERM) }
-func (g procGroup) kill()    { _ = syscall.Kill(-g.pgid, syscall.SIGKILL) }
-func (g procGroup) release() {}
 
 // prepare sets fds 3, 4, 5 = devnull, reqR, respW (flow-helper.md §2.4)
 // and returns the argv tail naming them.
 func prepare(cmd *exec.Cmd, devnull, reqR, respW *os.File) []string {
 	closeInheritedOnExec()
 	cmd.ExtraFiles = []*os.File{devnull, reqR, respW}
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.SysProcAttr()
 	return []string{"--in-fd", strconv.Itoa(4), "--out-fd", strconv.Itoa(5)}
 }
-
-func started(cmd *exec.Cmd) procGroup { return procGroup{pgid: cmd.Process.Pid} }
 
 // closeInheritedOnExec sets FD_CLOEXEC on every descriptor ≥ 3 of this
 // process, once. Go opens everything close-on-exec, but descriptors this

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/procgroup"
 )
 
 // Default limits of a Flow child process.
@@ -139,7 +141,7 @@ func Exec(ctx context.Context, c Command) Exit {
 	}
 	cmd.Dir = c.Dir
 	cmd.Stdin = nil // the null device
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.SysProcAttr()
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -167,9 +169,9 @@ func Exec(ctx context.Context, c Command) Exit {
 		return ex
 	}
 	pid := cmd.Process.Pid
-	ex.Process = Process{PID: pid, PGID: pid, StartTime: processStartTime(pid)}
-	group := newGroup(cmd.Process)
-	defer group.close()
+	ex.Process = Process{PID: pid, PGID: pid, StartTime: procgroup.StartTime(pid)}
+	group := procgroup.New(cmd.Process)
+	defer group.Close()
 
 	var outTail tail
 	errTail := tail{max: StderrKeepBytes}
@@ -231,12 +233,12 @@ func Exec(ctx context.Context, c Command) Exit {
 // has been reaped and no live process is left in the group, or grace has
 // passed, then SIGKILL. When waitDone is nil the leader has already been
 // reaped. It returns the leader's wait error.
-func terminateGroup(g procGroup, grace time.Duration, waitDone <-chan error) error {
+func terminateGroup(g procgroup.Group, grace time.Duration, waitDone <-chan error) error {
 	var waitErr error
-	if waitDone == nil && !g.live() {
+	if waitDone == nil && !g.Live() {
 		return nil
 	}
-	g.signal(sigTerm)
+	g.Term()
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -249,18 +251,18 @@ wait:
 				waitErr = err
 			}
 			waitDone = nil
-			if !g.live() {
+			if !g.Live() {
 				return waitErr
 			}
 		case <-tick.C:
-			if waitDone == nil && !g.live() {
+			if waitDone == nil && !g.Live() {
 				return waitErr
 			}
 		case <-deadline.C:
 			break wait
 		}
 	}
-	g.signal(sigKill)
+	g.Kill()
 	if waitDone != nil {
 		waitErr = <-waitDone
 	}
@@ -279,7 +281,7 @@ func exitCode(err error, st *os.ProcessState) int {
 	if st == nil {
 		return -1
 	}
-	if sig, ok := signaled(st); ok {
+	if sig, ok := procgroup.Signaled(st); ok {
 		return -sig
 	}
 	return st.ExitCode()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/procgroup"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/procwait"
 )
 
@@ -227,7 +228,7 @@ func TestTerminateOrphanLeaderGone(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	rec := Process{PID: cmd.Process.Pid, PGID: cmd.Process.Pid, StartTime: processStartTime(cmd.Process.Pid)}
+	rec := Process{PID: cmd.Process.Pid, PGID: cmd.Process.Pid, StartTime: procgroup.StartTime(cmd.Process.Pid)}
 	_, grandchild := readPIDs(t, pids, true)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait() // the leader is gone; the grandchild keeps the group

@@ -1,6 +1,6 @@
 //go:build windows
 
-package flowrun
+package procgroup
 
 import (
 	"os"
@@ -10,30 +10,26 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-const (
-	sigTerm = syscall.SIGTERM
-	sigKill = syscall.SIGKILL
-)
-
-// sysProcAttr starts the child in a new process group; newGroup then puts
-// it in a job object.
-func sysProcAttr() *syscall.SysProcAttr {
+// SysProcAttr starts the child in a new process group; [New] then puts it
+// in a job object.
+func SysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// procGroup is a job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE holding
-// the child and everything it starts (mcp-surface.md §7.2: "Windows uses a
-// job object with kill-on-close"). If the job cannot be set up, job is 0
-// and only the direct child is killed. A process the child starts before
-// it is assigned to the job (a few instructions after CreateProcess) is not
+// Group is a job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE holding the
+// child and everything it starts (mcp-surface.md §7.2: "Windows uses a job
+// object with kill-on-close"). If the job cannot be set up, job is 0 and
+// only the direct child is ended. A process the child starts before it is
+// assigned to the job (a few instructions after CreateProcess) is not
 // covered; Flow starts its browser much later.
-type procGroup struct {
+type Group struct {
 	p   *os.Process
 	job windows.Handle
 }
 
-func newGroup(p *os.Process) procGroup {
-	g := procGroup{p: p}
+// New puts p in a new kill-on-close job object.
+func New(p *os.Process) Group {
+	g := Group{p: p}
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return g
@@ -59,14 +55,17 @@ func newGroup(p *os.Process) procGroup {
 	return g
 }
 
-// signal terminates the whole job (Windows has no SIGTERM for a console-less
-// child), or the direct child without a job.
-func (g procGroup) signal(syscall.Signal) {
+// Term ends the whole job: Windows has no SIGTERM for a console-less child.
+func (g Group) Term() { g.Kill() }
+
+// Kill terminates the whole job and the direct child.
+func (g Group) Kill() {
 	if g.job != 0 {
 		_ = windows.TerminateJobObject(g.job, 1)
-		return
 	}
-	_ = g.p.Kill()
+	if g.p != nil {
+		_ = g.p.Kill()
+	}
 }
 
 // basicAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION.
@@ -81,8 +80,8 @@ type basicAccounting struct {
 	TotalTerminatedProcesses  uint32
 }
 
-// live reports whether the job still has an active process.
-func (g procGroup) live() bool {
+// Live reports whether the job still has an active process.
+func (g Group) Live() bool {
 	if g.job == 0 {
 		return false
 	}
@@ -94,13 +93,15 @@ func (g procGroup) live() bool {
 	return info.ActiveProcesses > 0
 }
 
-// close releases the job; kill-on-close ends anything still in it.
-func (g procGroup) close() {
+// Close releases the job; kill-on-close ends anything still in it.
+func (g Group) Close() {
 	if g.job != 0 {
 		_ = windows.CloseHandle(g.job)
 	}
 }
 
-func signaled(*os.ProcessState) (int, bool) { return 0, false }
+// Signaled is always false: no signals on Windows.
+func Signaled(*os.ProcessState) (int, bool) { return 0, false }
 
-func processStartTime(int) uint64 { return 0 }
+// StartTime is 0: reconciliation of orphaned runs is Linux-only.
+func StartTime(int) uint64 { return 0 }
