@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 const flowVectors = "../../testdata/flow"
@@ -201,28 +201,45 @@ func TestCapabilityVector(t *testing.T) {
 	}
 
 	// pause_digest = sha256(canonical(pending with status "pending")).
-	pending, _ := flowrun.ParseObject(mustRead(t, filepath.Join(dir, "pending_escalation.json")))
-	pending["status"] = json.RawMessage(`"pending"`)
-	if got := digestOf(t, pending); got != exp.PauseDigest {
+	pending := parseCanon(t, mustRead(t, filepath.Join(dir, "pending_escalation.json")))
+	if k, _ := pending.Member(pending.Root(), "status"); k != pyjson.None {
+		pending.Omit(k)
+	}
+	canon, err := pending.AppendCanonicalWith(nil, pending.Root(), "status", []byte(`"pending"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := digestOf(canon); got != exp.PauseDigest {
 		t.Errorf("pause digest %s, want %s", got, exp.PauseDigest)
 	}
 	// expected_transition_digest over the listed capability fields.
-	sub := map[string]json.RawMessage{}
+	capDoc := parseCanon(t, mustRead(t, filepath.Join(dir, "attended_capability.json")))
+	keep := map[string]bool{}
 	for _, k := range []string{"run_id", "workflow_name", "bundle_version", "step_index", "step_id", "state_id",
 		"resume_from_index", "resume_from_step_id", "program_cursor_digest", "expected_next_transition"} {
-		sub[k] = c.obj[k]
+		keep[k] = true
 	}
-	if got := digestOf(t, sub); got != exp.ExpectedTransitionDigest {
+	for k := range capDoc.Members(capDoc.Root()) {
+		if !keep[capDoc.Str(k)] {
+			capDoc.Omit(k)
+		}
+	}
+	if canon, err = capDoc.AppendCanonical(nil, capDoc.Root()); err != nil {
+		t.Fatal(err)
+	}
+	if got := digestOf(canon); got != exp.ExpectedTransitionDigest {
 		t.Errorf("transition digest %s, want %s", got, exp.ExpectedTransitionDigest)
 	}
 	// The sample request digest, with the keys from the vector.
-	var req map[string]json.RawMessage
 	var raw struct {
-		SampleRequest map[string]json.RawMessage `json:"sample_request"`
+		SampleRequest json.RawMessage `json:"sample_request"`
 	}
 	_ = json.Unmarshal(v.Expected, &raw)
-	req = raw.SampleRequest
-	if got := digestOf(t, req); got != exp.SampleRequestDigest {
+	req := parseCanon(t, raw.SampleRequest)
+	if canon, err = req.AppendCanonical(nil, req.Root()); err != nil {
+		t.Fatal(err)
+	}
+	if got := digestOf(canon); got != exp.SampleRequestDigest {
 		t.Errorf("request digest %s, want %s", got, exp.SampleRequestDigest)
 	}
 	sum := capabilitySummary(dir)
@@ -231,12 +248,18 @@ func TestCapabilityVector(t *testing.T) {
 	}
 }
 
-func digestOf(t *testing.T, obj map[string]json.RawMessage) string {
+// parseCanon parses data under the capability's input rules (Flow's
+// digest rules, floats kept for their repr).
+func parseCanon(t *testing.T, data []byte) *pyjson.Doc {
 	t.Helper()
-	canon, err := canonical(obj)
+	d, err := pyjson.Parse(data, capabilityJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+func digestOf(canon []byte) string {
 	sum := sha256.Sum256(canon)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -4,12 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 
-	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 var (
@@ -25,35 +24,50 @@ func capabilitySummary(dir string) *Capability {
 	if err != nil || !c.valid {
 		return nil
 	}
+	return summaryOf(c)
+}
+
+// summaryOf is the public summary of a capability whose signature verified,
+// or nil when a summarized member is malformed.
+func summaryOf(c *capability) *Capability {
+	d, r := c.doc, c.doc.Root()
 	sum := &Capability{Digest: c.digest}
-	var ok bool
-	if sum.ExpiresAt, ok = str(c.obj["expires_at"]); !ok {
+	v := d.Get(r, "expires_at")
+	if d.Kind(v) != pyjson.String {
 		return nil
 	}
-	var actions []json.RawMessage
-	if json.Unmarshal(c.obj["allowed_actions"], &actions) != nil {
-		return nil
-	}
-	sum.AllowedActions = make([]string, 0, len(actions))
-	for _, a := range actions {
-		s, ok := str(a)
-		if !ok || !knownActions[s] {
-			return nil
+	sum.ExpiresAt = d.Str(v)
+	// allowed_actions: an array of known actions; null is an empty list.
+	switch v := d.Get(r, "allowed_actions"); d.Kind(v) {
+	case pyjson.Null:
+		sum.AllowedActions = []string{}
+	case pyjson.Array:
+		sum.AllowedActions = make([]string, 0, d.Len(v))
+		for a := range d.Elems(v) {
+			s := d.Str(a)
+			if d.Kind(a) != pyjson.String || !knownActions[s] {
+				return nil
+			}
+			sum.AllowedActions = append(sum.AllowedActions, s)
 		}
-		sum.AllowedActions = append(sum.AllowedActions, s)
-	}
-	if sum.DeliveryState, ok = str(c.obj["delivery_state"]); !ok || !knownDeliveryStates[sum.DeliveryState] {
-		return nil
-	}
-	switch string(c.obj["source_identity_required"]) {
-	case "true":
-		sum.SourceIdentityRequired = true
-	case "false", "":
 	default:
 		return nil
 	}
-	if si, ok := flowrun.ParseObject(c.obj["source_identity"]); ok {
-		if s, ok := str(si["status"]); ok {
+	v = d.Get(r, "delivery_state")
+	if sum.DeliveryState = d.Str(v); d.Kind(v) != pyjson.String || !knownDeliveryStates[sum.DeliveryState] {
+		return nil
+	}
+	// source_identity_required: a boolean, absent meaning false.
+	switch v := d.Get(r, "source_identity_required"); {
+	case d.True(v):
+		sum.SourceIdentityRequired = true
+	case d.False(v), v == pyjson.None:
+	default:
+		return nil
+	}
+	if si := d.Get(r, "source_identity"); d.Kind(si) == pyjson.Object {
+		if st := d.Get(si, "status"); d.Kind(st) == pyjson.String {
+			s := d.Str(st)
 			sum.SourceIdentityStatus = &s
 		}
 	}
@@ -62,7 +76,7 @@ func capabilitySummary(dir string) *Capability {
 
 // capability is a parsed attended_capability.json with its digests.
 type capability struct {
-	obj map[string]json.RawMessage
+	doc *pyjson.Doc // the file, an object at its root
 	// digest is "sha256:" + hex SHA-256 of the canonical unsigned object:
 	// the public, non-authorizing id MCP callers echo back.
 	digest string
@@ -70,6 +84,15 @@ type capability struct {
 	// run's key.
 	valid bool
 }
+
+// capabilityJSON are the input rules of a capability file: those of every
+// digest Flow computes (flow-bundle.md §5.2, flow-run.md §8.2) — strict
+// UTF-8, no lone surrogate, no duplicate key at any depth, finite floats
+// (written back as Python's repr), CPython's integer-digit and nesting
+// bounds, no byte order mark. A file they refuse has no digest and no valid
+// signature; Flow's model refuses it too (a non-finite float is no valid
+// value of any capability field).
+var capabilityJSON = pyjson.Options{MaxIntDigits: pyjson.PythonIntMaxDigits}
 
 // loadCapability reads and verifies the capability of a run directory.
 // The key must be a regular 32-byte file without group or other permission
@@ -79,62 +102,70 @@ func loadCapability(dir string) (*capability, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, ok := flowrun.ParseObject(data)
-	if !ok {
+	d := new(pyjson.Doc)
+	if d.Parse(data, capabilityJSON) != nil || d.Kind(d.Root()) != pyjson.Object {
 		return nil, errNotObject
 	}
-	canon, err := canonicalUnsigned(obj)
+	canon, err := canonicalUnsigned(d)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(canon)
-	c := &capability{obj: obj, digest: "sha256:" + hex.EncodeToString(sum[:])}
+	c := &capability{doc: d, digest: "sha256:" + hex.EncodeToString(sum[:])}
 	key, err := readKey(filepath.Join(dir, ".attended_capability.key"))
 	if err != nil {
 		return c, nil
 	}
-	sig, ok := str(obj["signature"])
-	if !ok {
+	sig := d.Get(d.Root(), "signature")
+	if d.Kind(sig) != pyjson.String {
 		return c, nil
 	}
 	mac := hmac.New(sha256.New, key)
 	mac.Write(canon)
 	want := "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
-	c.valid = hmac.Equal([]byte(sig), []byte(want))
+	c.valid = hmac.Equal(d.Bytes(sig), []byte(want))
 	return c, nil
 }
 
-// canonicalUnsigned is canonical(capability without signature), with Flow's
-// schema-version exclusions: below v2 also without event_sequence, below v3
-// also without source_identity_required and source_identity.
-func canonicalUnsigned(obj map[string]json.RawMessage) ([]byte, error) {
-	unsigned := make(map[string]json.RawMessage, len(obj))
-	for k, v := range obj {
-		unsigned[k] = v
-	}
-	delete(unsigned, "signature")
-	var sv float64
-	if json.Unmarshal(obj["schema_version"], &sv) != nil {
+// canonicalUnsigned is the canonical JSON of the capability object at d's
+// root without signature, with Flow's schema-version exclusions: below v2
+// also without event_sequence, below v3 also without
+// source_identity_required and source_identity (attended.py
+// AttendedPauseCapability.unsigned). The bytes are Flow's _canonical:
+// json.dumps(sort_keys=True, separators=(",",":"), ensure_ascii=False) of
+// the parsed members, so every string is written unescaped except '"', '\\'
+// and control characters, and floats as Python's repr. It marks the omitted
+// members in d ([pyjson.Doc.Omit]).
+func canonicalUnsigned(d *pyjson.Doc) ([]byte, error) {
+	r := d.Root()
+	// schema_version: a number, or null read as 0 (as json.Unmarshal into a
+	// float64 always read it here); anything else has no digest.
+	sv := 0.0
+	switch v := d.Get(r, "schema_version"); d.Kind(v) {
+	case pyjson.Null:
+	case pyjson.Number:
+		f, err := strconv.ParseFloat(string(d.Bytes(v)), 64)
+		if err != nil {
+			return nil, errNotObject
+		}
+		sv = f
+	default:
 		return nil, errNotObject
 	}
+	omit := func(key string) {
+		if k, _ := d.Member(r, key); k != pyjson.None {
+			d.Omit(k)
+		}
+	}
+	omit("signature")
 	if sv < 2 {
-		delete(unsigned, "event_sequence")
+		omit("event_sequence")
 	}
 	if sv < 3 {
-		delete(unsigned, "source_identity_required")
-		delete(unsigned, "source_identity")
+		omit("source_identity_required")
+		omit("source_identity")
 	}
-	return canonical(unsigned)
-}
-
-// canonical re-serializes members (raw values kept token for token) and
-// hands them to the bundle package's canonical writer (flow-bundle.md §5.2).
-func canonical(obj map[string]json.RawMessage) ([]byte, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	return bundle.CanonicalJSON(data)
+	return d.AppendCanonical(nil, r)
 }
 
 func readKey(path string) ([]byte, error) {

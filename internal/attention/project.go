@@ -2,7 +2,6 @@ package attention
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Read limits. Reports follow flowrun's 16 MiB; pause and capability files
@@ -71,7 +71,7 @@ func (s *scanner) project(rel string) (Item, bool) {
 		return Item{}, false
 	}
 	rep := loadReportFacts(filepath.Join(dir, "report.json")) // nil unless valid
-	var pause map[string]json.RawMessage                      // nil unless an object
+	var pause *pyjson.Doc // nil unless an object
 	if data, err := readRegular(filepath.Join(dir, "pending_escalation.json"), maxPause); err == nil {
 		pause, _ = flowrun.ParseObject(data)
 	}
@@ -114,7 +114,7 @@ func (s *scanner) project(rel string) (Item, bool) {
 		// `raw if isinstance(raw, str) else ""`).
 		raw := ""
 		if pause != nil {
-			raw, _ = str(pause["category"])
+			raw = pause.Str(pause.Get(pause.Root(), "category"))
 		}
 		switch {
 		case knownCategories[raw]:
@@ -131,7 +131,7 @@ func (s *scanner) project(rel string) (Item, bool) {
 	// Status.
 	pauseStatus := ""
 	if pause != nil {
-		pauseStatus, _ = str(pause["status"])
+		pauseStatus = pause.Str(pause.Get(pause.Root(), "status"))
 	}
 	switch {
 	case pause != nil:
@@ -168,48 +168,50 @@ type reportFacts struct {
 }
 
 // factsOf derives the facts of a report that flowrun.CheckReport accepted.
-func factsOf(report map[string]json.RawMessage) *reportFacts {
-	f := &reportFacts{success: isTrue(report["success"])}
-	f.outcome, _ = str(report["execution_outcome"])
-	if s, ok := str(report["started_at"]); ok {
-		if norm, ok := normalizeISO(s); ok {
+func factsOf(d *pyjson.Doc) *reportFacts {
+	r := d.Root()
+	f := &reportFacts{success: d.True(d.Get(r, "success"))}
+	f.outcome = d.Str(d.Get(r, "execution_outcome"))
+	if v := d.Get(r, "started_at"); d.Kind(v) == pyjson.String {
+		if norm, ok := normalizeISO(d.Str(v)); ok {
 			f.createdAt = &norm
 		}
 	}
-	if halt, ok := flowrun.ParseObject(report["halt"]); ok {
+	if halt := d.Get(r, "halt"); d.Kind(halt) == pyjson.Object {
 		f.hasHalt = true
-		f.haltMarked = haltMarked(halt)
-		f.observed = arrayLen(halt["observed_texts"])
-		f.completed = arrayLen(halt["completed_intents"])
+		f.haltMarked = haltMarked(d, halt)
+		f.observed = arrayLen(d, d.Get(halt, "observed_texts"))
+		f.completed = arrayLen(d, d.Get(halt, "completed_intents"))
 	}
-	f.before, f.after = artifactIDs(report["results"])
+	f.before, f.after = artifactIDs(d, d.Get(r, "results"))
 	return f
 }
 
 // pauseMarked reports whether the pause reason holds a human-required marker.
-func pauseMarked(pause map[string]json.RawMessage) bool {
+func pauseMarked(pause *pyjson.Doc) bool {
 	if pause == nil {
 		return false
 	}
-	s, ok := str(pause["reason"])
-	return ok && hasMarker(s)
+	return markedString(pause, pause.Get(pause.Root(), "reason"))
 }
 
 // haltMarked reports whether the halt reason or any observed text holds a
 // human-required marker.
-func haltMarked(halt map[string]json.RawMessage) bool {
-	if s, ok := str(halt["reason"]); ok && hasMarker(s) {
+func haltMarked(d *pyjson.Doc, halt pyjson.V) bool {
+	if markedString(d, d.Get(halt, "reason")) {
 		return true
 	}
-	var observed []json.RawMessage
-	if json.Unmarshal(halt["observed_texts"], &observed) == nil {
-		for _, o := range observed {
-			if s, ok := str(o); ok && hasMarker(s) {
-				return true
-			}
+	for o := range d.Elems(d.Get(halt, "observed_texts")) {
+		if markedString(d, o) {
+			return true
 		}
 	}
 	return false
+}
+
+// markedString reports whether v is a string holding a human-required marker.
+func markedString(d *pyjson.Doc, v pyjson.V) bool {
+	return d.Kind(v) == pyjson.String && hasMarker(d.Str(v))
 }
 
 func hasMarker(text string) bool {
@@ -255,36 +257,34 @@ func isAlnum(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= '0' && r <= '
 // artifactIDs picks the last failing result (not ok, not skipped, not
 // exception_handled), preferring one other than the synthetic <terminal>,
 // and names its screenshots step-NNN-before / step-NNN-after.
-func artifactIDs(results json.RawMessage) (*string, *string) {
-	var list []json.RawMessage
-	if json.Unmarshal(results, &list) != nil {
-		return nil, nil
-	}
+func artifactIDs(d *pyjson.Doc, results pyjson.V) (*string, *string) {
 	pick, terminal := -1, -1
-	for i, raw := range list {
-		r, _ := flowrun.ParseObject(raw)
-		if r == nil || isTrue(r["ok"]) || isTrue(r["skipped"]) || isTrue(r["exception_handled"]) {
+	var picked, terminalV pyjson.V
+	i := -1
+	for r := range d.Elems(results) {
+		i++
+		if d.Kind(r) != pyjson.Object || d.True(d.Get(r, "ok")) || d.True(d.Get(r, "skipped")) ||
+			d.True(d.Get(r, "exception_handled")) {
 			continue
 		}
-		if id, _ := str(r["step_id"]); id == "<terminal>" {
-			terminal = i
+		if d.StrIs(d.Get(r, "step_id"), "<terminal>") {
+			terminal, terminalV = i, r
 			continue
 		}
-		pick = i
+		pick, picked = i, r
 	}
 	if pick < 0 {
-		pick = terminal
+		pick, picked = terminal, terminalV
 	}
 	if pick < 0 {
 		return nil, nil
 	}
-	r, _ := flowrun.ParseObject(list[pick])
 	var before, after *string
-	if s, ok := str(r["before_png"]); ok && s != "" {
+	if s := d.Str(d.Get(picked, "before_png")); s != "" {
 		v := fmt.Sprintf("step-%03d-before", pick+1)
 		before = &v
 	}
-	if s, ok := str(r["after_png"]); ok && s != "" {
+	if s := d.Str(d.Get(picked, "after_png")); s != "" {
 		v := fmt.Sprintf("step-%03d-after", pick+1)
 		after = &v
 	}
@@ -315,26 +315,10 @@ func readRegularInfo(path string, limit int64) ([]byte, os.FileInfo, error) {
 	return data, fi, nil
 }
 
-// JSON helpers over raw members.
-
-func str(v json.RawMessage) (string, bool) {
-	t := strings.TrimSpace(string(v))
-	if !strings.HasPrefix(t, `"`) {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-func isTrue(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "true" }
-
-func arrayLen(v json.RawMessage) int {
-	var a []json.RawMessage
-	if json.Unmarshal(v, &a) != nil {
+// arrayLen is the length of array v, else 0.
+func arrayLen(d *pyjson.Doc, v pyjson.V) int {
+	if d.Kind(v) != pyjson.Array {
 		return 0
 	}
-	return len(a)
+	return d.Len(v)
 }

@@ -2,10 +2,10 @@ package flowrun
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
@@ -111,38 +111,6 @@ var validProfiles = map[string]bool{"demo": true, "standard": true, "regulated":
 
 func isProduction(profile string) bool { return profile == "standard" || profile == "regulated" }
 
-// present reports whether key is in obj with a non-null value.
-func present(obj map[string]json.RawMessage, key string) bool {
-	v, ok := obj[key]
-	return ok && !isNull(v)
-}
-
-func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
-
-// jsonBool returns the value and true when v is exactly a JSON boolean.
-func jsonBool(v json.RawMessage) (bool, bool) {
-	switch string(bytes.TrimSpace(v)) {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	return false, false
-}
-
-// jsonString returns the value and true when v is a JSON string.
-func jsonString(v json.RawMessage) (string, bool) {
-	var s string
-	t := bytes.TrimSpace(v)
-	if len(t) == 0 || t[0] != '"' {
-		return "", false
-	}
-	if err := json.Unmarshal(t, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
 // flowJSON are the input rules for the JSON files Flow writes and reads back
 // (report.json and the run files): pyjson's strict core — strict UTF-8, no
 // lone surrogate escape, no duplicate key at any depth, CPython's nesting and
@@ -153,66 +121,85 @@ func jsonString(v json.RawMessage) (string, bool) {
 var flowJSON = pyjson.Options{MaxIntDigits: pyjson.PythonIntMaxDigits, Floats: pyjson.FloatRefuse}
 
 // ParseObject parses data, one complete JSON document, under the strict
-// rules above and returns the raw bytes of its top-level members. ok is false
-// for anything the rules refuse and for any other top-level value. The
-// member bytes alias data.
-func ParseObject(data []byte) (map[string]json.RawMessage, bool) {
-	var d pyjson.Doc
+// rules above. ok is false for anything the rules refuse and for any other
+// top-level value than an object, whose handle is d.Root(). The document
+// aliases data (its [pyjson.Doc.Raw] slices are data's bytes).
+func ParseObject(data []byte) (d *pyjson.Doc, ok bool) {
+	d = new(pyjson.Doc)
 	if d.Parse(data, flowJSON) != nil || d.Kind(d.Root()) != pyjson.Object {
 		return nil, false
 	}
-	obj := make(map[string]json.RawMessage, d.Len(d.Root()))
-	for k, v := range d.Members(d.Root()) {
-		r := d.Raw(v)
-		obj[d.Str(k)] = r[:len(r):len(r)]
-	}
-	return obj, true
+	return d, true
 }
 
-// classifyObject applies the decision table of flow-run.md §6.1, top-down.
-func classifyObject(r map[string]json.RawMessage) reportClass {
+// present reports whether v is a member value other than null.
+func present(d *pyjson.Doc, v pyjson.V) bool { return !d.IsNull(v) }
+
+// isBool reports whether v is exactly a JSON boolean.
+func isBool(d *pyjson.Doc, v pyjson.V) bool { return d.Kind(v) == pyjson.Bool }
+
+// isString reports whether v is a JSON string.
+func isString(d *pyjson.Doc, v pyjson.V) bool { return d.Kind(v) == pyjson.String }
+
+// nonNegInt returns the value of v when it is an integer literal (no '.',
+// 'e' or 'E'; never a boolean or a string) that is non-negative and fits
+// an int64.
+func nonNegInt(d *pyjson.Doc, v pyjson.V) (int64, bool) {
+	if !d.IsInt(v) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(d.Bytes(v)), 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// classifyObject applies the decision table of flow-run.md §6.1, top-down,
+// to the report object at d's root.
+func classifyObject(d *pyjson.Doc) reportClass {
+	r := d.Root()
 	errc := func(outcome string) reportClass {
 		return reportClass{status: StatusError, outcome: outcome, inconsistent: true}
 	}
+	successV := d.Get(r, "success")
 	// Rule 2: P absent or null.
-	pRaw, ok := r["execution_outcome"]
-	if !ok || isNull(pRaw) {
-		switch b, isBool := jsonBool(r["success"]); {
-		case isBool && b:
+	pV := d.Get(r, "execution_outcome")
+	if d.IsNull(pV) {
+		switch {
+		case d.True(successV):
 			return reportClass{status: StatusSuccess}
-		case isBool && !b:
+		case d.False(successV):
 			return reportClass{status: StatusHalt}
 		default:
 			return errc("")
 		}
 	}
 	// Rule 3: P is not one of the five strings.
-	p, isStr := jsonString(pRaw)
-	if !isStr || !validOutcomes[p] {
+	p := d.Str(pV)
+	if !isString(d, pV) || !validOutcomes[p] {
 		return errc("")
 	}
 	// Rule 4: success is not a JSON boolean.
-	success, isBool := jsonBool(r["success"])
-	if !isBool {
+	if !isBool(d, successV) {
 		return errc(p)
 	}
+	success := d.True(successV)
 	// Rule 5: execution_profile present, non-null, not demo/standard/regulated.
 	profile := ""
-	if present(r, "execution_profile") {
-		s, ok := jsonString(r["execution_profile"])
-		if !ok || !validProfiles[s] {
+	if v := d.Get(r, "execution_profile"); present(d, v) {
+		if !isString(d, v) || !validProfiles[d.Str(v)] {
 			return errc(p)
 		}
-		profile = s
+		profile = d.Str(v)
 	}
 	// Rule 6: production_eligible present, non-null and not a boolean.
 	prodEligible := false
-	if present(r, "production_eligible") {
-		b, ok := jsonBool(r["production_eligible"])
-		if !ok {
+	if v := d.Get(r, "production_eligible"); present(d, v) {
+		if !isBool(d, v) {
 			return errc(p)
 		}
-		prodEligible = b
+		prodEligible = d.True(v)
 	}
 	// Rule 7: production_eligible true and (P ≠ VERIFIED or profile not
 	// standard/regulated).
@@ -220,12 +207,8 @@ func classifyObject(r map[string]json.RawMessage) reportClass {
 		return errc(p)
 	}
 	// Rule 8: outcome_envelope present and (not an object, or its outcome ≠ P).
-	if present(r, "outcome_envelope") {
-		env, ok := ParseObject(r["outcome_envelope"])
-		if !ok {
-			return errc(p)
-		}
-		if eo, ok := jsonString(env["outcome"]); !ok || eo != p {
+	if env := d.Get(r, "outcome_envelope"); present(d, env) {
+		if d.Kind(env) != pyjson.Object || !d.StrIs(d.Get(env, "outcome"), p) {
 			return errc(p)
 		}
 		// Rule 9: a report key the envelope also carries differs from it.
@@ -236,11 +219,11 @@ func classifyObject(r map[string]json.RawMessage) reportClass {
 			{"model_calls", "model_calls"},
 			{"external_network_calls", "external_network_calls"},
 		} {
-			rv, inReport := r[k[0]]
-			if !inReport {
+			rv := d.Get(r, k[0])
+			if rv == pyjson.None {
 				continue
 			}
-			if !jsonEqual(rv, env[k[1]]) {
+			if !memberEqual(d, rv, d.Get(env, k[1])) {
 				return errc(p)
 			}
 		}
@@ -270,11 +253,11 @@ func classifyObject(r map[string]json.RawMessage) reportClass {
 
 // classifyBytes applies rule 1 then classifyObject.
 func classifyBytes(report []byte) reportClass {
-	obj, ok := ParseObject(report)
+	d, ok := ParseObject(report)
 	if !ok {
 		return reportClass{status: StatusError, inconsistent: true}
 	}
-	return classifyObject(obj)
+	return classifyObject(d)
 }
 
 // classifyReport classifies a report.json body on its own, as at Flow exit 0:
@@ -323,21 +306,21 @@ func ClassifyExit(code int, state ReportState, report []byte) Verdict {
 		}
 		return Verdict{Status: StatusHalt, Reason: ReasonNoReport}
 	}
-	obj, ok := ParseObject(report)
+	d, ok := ParseObject(report)
 	if !ok {
 		// A caller passing ReportPresent with bytes that are not an object:
 		// the report is unusable (§6.3), not "no report".
 		return Verdict{Status: StatusError}
 	}
-	return classifyExitObject(code, obj)
+	return classifyExitObject(code, d)
 }
 
 // classifyExitObject is ClassifyExit for a present report already parsed.
-func classifyExitObject(code int, obj map[string]json.RawMessage) Verdict {
+func classifyExitObject(code int, d *pyjson.Doc) Verdict {
 	if code == 2 {
 		return Verdict{Status: StatusRefused}
 	}
-	c := classifyObject(obj)
+	c := classifyObject(d)
 	if code == 0 {
 		return applyUnsigned(c)
 	}
@@ -357,71 +340,64 @@ var ErrReportInvalid = errors.New("report fails flow consistency rules")
 // [ErrReportInvalid] naming the failed rule (never a value) otherwise. The
 // Needs Attention projector treats an invalid report as absent (§8.1).
 func CheckReport(report []byte) error {
-	obj, ok := ParseObject(report)
+	d, ok := ParseObject(report)
 	if !ok {
 		return fmt.Errorf("%w: not a JSON object", ErrReportInvalid)
 	}
-	return CheckReportObject(obj)
+	return CheckReportObject(d)
 }
 
-// CheckReportObject is [CheckReport] for a report already decoded into its
-// top-level members (so a caller that needs the members parses once).
-func CheckReportObject(obj map[string]json.RawMessage) error {
-	if obj == nil {
+// CheckReportObject is [CheckReport] for a report already parsed by
+// [ParseObject] (so a caller that needs the members parses once).
+func CheckReportObject(d *pyjson.Doc) error {
+	if d == nil || d.Kind(d.Root()) != pyjson.Object {
 		return fmt.Errorf("%w: not a JSON object", ErrReportInvalid)
 	}
-	c := classifyObject(obj)
+	c := classifyObject(d)
 	if c.inconsistent {
 		return fmt.Errorf("%w: outcome classification rules", ErrReportInvalid)
 	}
-	if err := checkTypes(obj); err != nil {
+	if err := checkTypes(d); err != nil {
 		return err
 	}
-	return checkEnvelope(obj)
+	return checkEnvelope(d)
 }
 
 func invalid(what string) error { return fmt.Errorf("%w: %s", ErrReportInvalid, what) }
 
 // checkTypes checks the fields the agent reads.
-func checkTypes(r map[string]json.RawMessage) error {
-	if v, ok := r["started_at"]; ok && !isNull(v) {
-		if _, ok := jsonString(v); !ok {
-			return invalid("started_at type")
-		}
+func checkTypes(d *pyjson.Doc) error {
+	r := d.Root()
+	if v := d.Get(r, "started_at"); present(d, v) && !isString(d, v) {
+		return invalid("started_at type")
 	}
-	if present(r, "halt") {
-		h, ok := ParseObject(r["halt"])
-		if !ok {
+	if h := d.Get(r, "halt"); present(d, h) {
+		if d.Kind(h) != pyjson.Object {
 			return invalid("halt type")
 		}
 		for _, k := range []string{"observed_texts", "completed_intents"} {
-			if v, ok := h[k]; ok && !isNull(v) && !isStringArray(v) {
+			if v := d.Get(h, k); present(d, v) && !isStringArray(d, v) {
 				return invalid("halt." + k + " type")
 			}
 		}
 	}
-	if v, ok := r["results"]; ok {
-		var results []json.RawMessage
-		if err := json.Unmarshal(v, &results); err != nil {
+	// results: null is an empty list (as it always was here).
+	if v := d.Get(r, "results"); v != pyjson.None && d.Kind(v) != pyjson.Null {
+		if d.Kind(v) != pyjson.Array {
 			return invalid("results type")
 		}
-		for _, rr := range results {
-			res, ok := ParseObject(rr)
-			if !ok {
+		for res := range d.Elems(v) {
+			if d.Kind(res) != pyjson.Object {
 				return invalid("result type")
 			}
 			for _, k := range []string{"ok", "skipped", "exception_handled", "safety_halt"} {
-				if v, ok := res[k]; ok {
-					if _, isBool := jsonBool(v); !isBool {
-						return invalid("result." + k + " type")
-					}
+				if v := d.Get(res, k); v != pyjson.None && !isBool(d, v) {
+					return invalid("result." + k + " type")
 				}
 			}
 			for _, k := range []string{"step_id", "before_png", "after_png"} {
-				if v, ok := res[k]; ok && !isNull(v) {
-					if _, isStr := jsonString(v); !isStr {
-						return invalid("result." + k + " type")
-					}
+				if v := d.Get(res, k); present(d, v) && !isString(d, v) {
+					return invalid("result." + k + " type")
 				}
 			}
 		}
@@ -432,30 +408,28 @@ func checkTypes(r map[string]json.RawMessage) error {
 // checkEnvelope applies Flow 1.32's RunReport and ExecutionOutcomeEnvelope
 // validators beyond the classifier's rules (flow-run.md §5 "Flow's own
 // consistency rules"). Missing envelope members take Flow's model defaults
-// (false, 0, empty lists).
-func checkEnvelope(r map[string]json.RawMessage) error {
+// (false, 0, empty lists). An envelope that is not an object here (the
+// classifier ignores it when execution_outcome is null) has no members.
+func checkEnvelope(d *pyjson.Doc) error {
+	r := d.Root()
 	// RunReport: the qualification-only marker must match the typed case
 	// binding, and defaults to it.
-	caseID, _ := jsonString(r["governed_qualification_case_id_sha256"])
-	qualOnly := caseID != ""
-	if v, ok := r["qualification_evidence_only"]; ok {
-		b, isBool := jsonBool(v)
-		if !isBool || b != qualOnly {
+	qualOnly := d.Str(d.Get(r, "governed_qualification_case_id_sha256")) != ""
+	if v := d.Get(r, "qualification_evidence_only"); v != pyjson.None {
+		if !isBool(d, v) || d.True(v) != qualOnly {
 			return invalid("qualification-only marker")
 		}
 	}
-	if !present(r, "outcome_envelope") {
+	env := d.Get(r, "outcome_envelope")
+	if !present(d, env) {
 		return nil
 	}
-	env, _ := ParseObject(r["outcome_envelope"])
-	p, _ := jsonString(r["execution_outcome"])
-	success, _ := jsonBool(r["success"])
+	p := d.Str(d.Get(r, "execution_outcome"))
+	success := d.True(d.Get(r, "success"))
+	// envBool: a missing member is false; a present one must be a boolean.
 	envBool := func(k string) (bool, bool) {
-		v, ok := env[k]
-		if !ok {
-			return false, true
-		}
-		return jsonBool(v)
+		v := d.Get(env, k)
+		return d.True(v), v == pyjson.None || isBool(d, v)
 	}
 	completed, ok1 := envBool("execution_completed")
 	envProd, ok2 := envBool("production_eligible")
@@ -464,25 +438,26 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 		return invalid("envelope boolean member")
 	}
 	// RunReport bindings.
-	if !present(r, "execution_completed") {
+	rc := d.Get(r, "execution_completed")
+	if !present(d, rc) {
 		return invalid("execution_completed missing beside an envelope")
 	}
-	if rc, _ := jsonBool(r["execution_completed"]); rc != completed {
+	if d.True(rc) != completed {
 		return invalid("execution_completed differs from the envelope")
 	}
-	if _, ok := env["qualification_evidence_only"]; ok && envQual != qualOnly {
+	if d.Get(env, "qualification_evidence_only") != pyjson.None && envQual != qualOnly {
 		return invalid("qualification-only marker differs from the envelope")
 	}
-	envProfile, _ := jsonString(env["profile"])
+	envProfile := d.Str(d.Get(env, "profile"))
 	if isProduction(envProfile) && success != (p == OutcomeVerified) {
 		return invalid("production success must mean VERIFIED")
 	}
 	// ExecutionOutcomeEnvelope.
-	req, err := contractCounts(env["required_contracts"])
+	req, err := contractCounts(d, d.Get(env, "required_contracts"))
 	if err != nil {
 		return err
 	}
-	pass, err := contractCounts(env["passed_contracts"])
+	pass, err := contractCounts(d, d.Get(env, "passed_contracts"))
 	if err != nil {
 		return err
 	}
@@ -495,53 +470,49 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 		return invalid("completed outcome without execution_completed")
 	}
 	classes := map[string]bool{}
-	if v, ok := env["evidence_classes"]; ok && !isNull(v) {
-		var list []json.RawMessage
-		if json.Unmarshal(v, &list) != nil {
+	if v := d.Get(env, "evidence_classes"); present(d, v) {
+		if d.Kind(v) != pyjson.Array {
 			return invalid("evidence_classes type")
 		}
-		for _, c := range list {
-			s, ok := jsonString(c)
-			if !ok || classes[s] {
+		for c := range d.Elems(v) {
+			if !isString(d, c) || classes[d.Str(c)] {
 				return invalid("evidence_classes entries")
 			}
-			classes[s] = true
+			classes[d.Str(c)] = true
 		}
 	}
-	var evidence []json.RawMessage
-	if v, ok := env["postcondition_evidence"]; ok && !isNull(v) {
-		if json.Unmarshal(v, &evidence) != nil {
+	evidence := pyjson.None
+	if v := d.Get(env, "postcondition_evidence"); present(d, v) {
+		if d.Kind(v) != pyjson.Array {
 			return invalid("postcondition_evidence type")
 		}
+		evidence = v
 	}
-	if int64(len(evidence)) != req["postcondition"] {
+	if int64(d.Len(evidence)) != req[countPostcondition] {
 		return invalid("postcondition evidence count")
 	}
-	contract, _ := jsonString(env["workflow_contract_sha256"])
+	contract := d.Str(d.Get(env, "workflow_contract_sha256"))
 	passedEvidence := int64(0)
-	for _, e := range evidence {
-		item, ok := ParseObject(e)
-		if !ok {
+	for item := range d.Elems(evidence) {
+		if d.Kind(item) != pyjson.Object {
 			return invalid("postcondition evidence entry")
 		}
-		if v, _ := jsonString(item["verdict"]); v == "passed" {
+		if d.StrIs(d.Get(item, "verdict"), "passed") {
 			passedEvidence++
 		}
-		if c, _ := jsonString(item["workflow_contract_sha256"]); contract == "" || c != contract {
+		if contract == "" || !d.StrIs(d.Get(item, "workflow_contract_sha256"), contract) {
 			return invalid("postcondition evidence contract binding")
 		}
 	}
-	if passedEvidence != pass["postcondition"] {
+	if passedEvidence != pass[countPostcondition] {
 		return invalid("passed postcondition evidence count")
 	}
-	if classes["postcondition"] != (pass["postcondition"] > 0) {
+	if classes["postcondition"] != (pass[countPostcondition] > 0) {
 		return invalid("postcondition evidence class")
 	}
 	if p == OutcomeVerified {
-		for k := range req {
-			if pass[k] != req[k] {
-				return invalid("VERIFIED with unpassed contracts")
-			}
+		if pass != req {
+			return invalid("VERIFIED with unpassed contracts")
 		}
 		if !isProduction(envProfile) {
 			return invalid("VERIFIED without a production profile")
@@ -549,7 +520,7 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 		if !envProd && !envQual {
 			return invalid("VERIFIED neither production-eligible nor qualification-only")
 		}
-		if req["authorization"] < 1 || pass["authorization"] < 1 {
+		if req[countAuthorization] < 1 || pass[countAuthorization] < 1 {
 			return invalid("VERIFIED without an authorization contract")
 		}
 	} else if envProd {
@@ -559,12 +530,12 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 		return invalid("production eligibility with qualification-only evidence")
 	}
 	comp := int64(0)
-	if v, ok := env["compensation_actions"]; ok {
-		n := jsonInt(v)
-		if n == nil || n.Sign() < 0 || !n.IsInt64() {
+	if v := d.Get(env, "compensation_actions"); v != pyjson.None {
+		n, ok := nonNegInt(d, v)
+		if !ok {
 			return invalid("compensation_actions type")
 		}
-		comp = n.Int64()
+		comp = n
 	}
 	if classes["compensation"] != (comp > 0) {
 		return invalid("compensation evidence class")
@@ -579,116 +550,121 @@ func checkEnvelope(r map[string]json.RawMessage) error {
 	return nil
 }
 
+// The members of an OutcomeContractCounts object, as indexes of [counts].
+const (
+	countAuthorization = iota
+	countIdentity
+	countPostcondition
+	countEffect
+)
+
+var countNames = [...]string{"authorization", "identity", "postcondition", "effect"}
+
+// counts are the four contract counts, indexed by the count constants.
+type counts [len(countNames)]int64
+
 // contractCounts decodes an OutcomeContractCounts object: the four counts,
-// each a non-negative integer, defaulting to 0.
-func contractCounts(v json.RawMessage) (map[string]int64, error) {
-	out := map[string]int64{"authorization": 0, "identity": 0, "postcondition": 0, "effect": 0}
-	if len(v) == 0 || isNull(v) {
+// each a non-negative integer, defaulting to 0 (absent or null: all 0).
+func contractCounts(d *pyjson.Doc, v pyjson.V) (counts, error) {
+	var out counts
+	if d.IsNull(v) {
 		return out, nil
 	}
-	obj, ok := ParseObject(v)
-	if !ok {
-		return nil, invalid("contract counts type")
+	if d.Kind(v) != pyjson.Object {
+		return out, invalid("contract counts type")
 	}
-	for k := range out {
-		raw, ok := obj[k]
-		if !ok {
+	for i, k := range countNames {
+		m := d.Get(v, k)
+		if m == pyjson.None {
 			continue
 		}
-		n := jsonInt(raw)
-		if n == nil || n.Sign() < 0 || !n.IsInt64() {
-			return nil, invalid("contract count type")
+		n, ok := nonNegInt(d, m)
+		if !ok {
+			return out, invalid("contract count type")
 		}
-		out[k] = n.Int64()
+		out[i] = n
 	}
 	return out, nil
 }
 
-func isStringArray(v json.RawMessage) bool {
-	var a []json.RawMessage
-	if err := json.Unmarshal(v, &a); err != nil {
+// isStringArray reports whether v is an array of strings.
+func isStringArray(d *pyjson.Doc, v pyjson.V) bool {
+	if d.Kind(v) != pyjson.Array {
 		return false
 	}
-	for _, e := range a {
-		if _, ok := jsonString(e); !ok {
+	for e := range d.Elems(v) {
+		if !isString(d, e) {
 			return false
 		}
 	}
 	return true
 }
 
-// jsonInt returns the value of an integer literal (no '.', 'e' or 'E'), or nil.
-func jsonInt(v json.RawMessage) *big.Int {
-	t := bytes.TrimSpace(v)
-	if len(t) == 0 || bytes.ContainsAny(t, ".eE\"") {
-		return nil
+// collect returns the elements of array v.
+func collect(d *pyjson.Doc, v pyjson.V) []pyjson.V {
+	out := make([]pyjson.V, 0, d.Len(v))
+	for e := range d.Elems(v) {
+		out = append(out, e)
 	}
-	n, ok := new(big.Int).SetString(string(t), 10)
-	if !ok {
-		return nil
-	}
-	return n
+	return out
 }
 
-// jsonEqual compares two JSON values the way Python compares the parsed
-// objects: numbers by value (0 == 0.0), objects by members, arrays in order.
-// A missing value (nil) equals null.
-func jsonEqual(a, b json.RawMessage) bool {
-	if len(bytes.TrimSpace(a)) == 0 {
-		a = json.RawMessage("null")
+// memberEqual compares two member values the way Python compares the parsed
+// objects: numbers by value (0 == 0.0), objects by members, arrays in order;
+// a boolean never equals a number. An absent value (None) equals null.
+func memberEqual(d *pyjson.Doc, a, b pyjson.V) bool {
+	if an, bn := d.IsNull(a), d.IsNull(b); an || bn {
+		return an && bn
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		b = json.RawMessage("null")
-	}
-	va, ok1 := jsonValue(a)
-	vb, ok2 := jsonValue(b)
-	return ok1 && ok2 && valueEqual(va, vb)
+	return valueEqual(d, a, b)
 }
 
-// jsonValue is the tree of one raw member from pyjson's map builder (numbers
-// as their exact json.Number tokens).
-func jsonValue(v json.RawMessage) (any, bool) {
-	d, err := pyjson.Parse(v, flowJSON)
-	if err != nil {
-		return nil, false
+// valueEqual is memberEqual of two present values.
+func valueEqual(d *pyjson.Doc, a, b pyjson.V) bool {
+	k := d.Kind(a)
+	if k != d.Kind(b) {
+		return false
 	}
-	return d.Value(d.Root()), true
-}
-
-func valueEqual(a, b any) bool {
-	switch x := a.(type) {
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
+	switch k {
+	case pyjson.Null:
+		return true
+	case pyjson.Bool:
+		return d.True(a) == d.True(b)
+	case pyjson.Number:
+		x, y := d.Bytes(a), d.Bytes(b)
+		if bytes.Equal(x, y) {
+			return true
 		}
+		// big.Float's default 64-bit mantissa, as the comparison always was.
 		fx, ok1 := new(big.Float).SetString(string(x))
 		fy, ok2 := new(big.Float).SetString(string(y))
 		return ok1 && ok2 && fx.Cmp(fy) == 0
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
+	case pyjson.String:
+		return bytes.Equal(d.Bytes(a), d.Bytes(b))
+	case pyjson.Array:
+		if d.Len(a) != d.Len(b) {
 			return false
 		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !valueEqual(xv, yv) {
+		ys := collect(d, b)
+		i := 0
+		for x := range d.Elems(a) {
+			if !valueEqual(d, x, ys[i]) {
+				return false
+			}
+			i++
+		}
+		return true
+	case pyjson.Object:
+		if d.Len(a) != d.Len(b) {
+			return false
+		}
+		for key, x := range d.Members(a) {
+			y := d.Get(b, d.Str(key))
+			if y == pyjson.None || !valueEqual(d, x, y) {
 				return false
 			}
 		}
 		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !valueEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return a == b
 	}
+	return false
 }

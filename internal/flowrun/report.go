@@ -2,7 +2,6 @@ package flowrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // MaxReportSize is the largest report.json the agent reads (mcp-surface.md
@@ -37,7 +37,7 @@ func ReadReport(runsDir, runID string) ([]byte, ReportState, error) {
 }
 
 // readReport is ReadReport that also returns the parsed top-level object.
-func readReport(runsDir, runID string) ([]byte, map[string]json.RawMessage, ReportState, error) {
+func readReport(runsDir, runID string) ([]byte, *pyjson.Doc, ReportState, error) {
 	if !ValidRunID(runID) {
 		return nil, nil, ReportUnusable, fmt.Errorf("%w: malformed run id", ErrInvalidRequest)
 	}

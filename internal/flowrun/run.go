@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // DefaultFlowCommand is the Flow command when the operator gives none.
@@ -240,7 +242,7 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 	}
 	// The report is parsed once; classification, summary and halt use the
 	// same object.
-	_, obj, state, rerr := readReport(req.RunsDir, req.RunID)
+	_, doc, state, rerr := readReport(req.RunsDir, req.RunID)
 	res.Report = state
 	if state != ReportAbsent {
 		res.ReportPath = filepath.Join(res.RunDir, "report.json")
@@ -252,22 +254,23 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 	case ReportAbsent:
 		res.Verdict = ClassifyExit(code, state, nil)
 	case ReportPresent:
-		res.Verdict = classifyExitObject(code, obj)
-		res.Summary = summarizeObject(obj)
-		res.Halt = haltObject(obj)
+		res.Verdict = classifyExitObject(code, doc)
+		res.Summary = summarizeObject(doc)
+		res.Halt = haltObject(doc)
 	}
 	return res
 }
 
 // haltObject returns the report's halt member when it is an object of at
-// most 64 KiB.
-func haltObject(obj map[string]json.RawMessage) json.RawMessage {
-	h := obj["halt"]
-	if len(h) > maxHaltJSON {
+// most 64 KiB: its source bytes in report.json, exactly as Flow wrote them.
+func haltObject(d *pyjson.Doc) json.RawMessage {
+	h := d.Get(d.Root(), "halt")
+	if d.Kind(h) != pyjson.Object {
 		return nil
 	}
-	if _, ok := ParseObject(h); !ok {
+	raw := d.Raw(h)
+	if len(raw) > maxHaltJSON {
 		return nil
 	}
-	return h
+	return raw[:len(raw):len(raw)]
 }

@@ -1,10 +1,10 @@
 package flowrun
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Summary is the public metric allowlist of a report (flow-run.md §6.3
@@ -31,50 +31,43 @@ type Summary struct {
 //
 // A body that is not a JSON object gives the empty Summary.
 func summarize(report []byte) Summary {
-	r, ok := ParseObject(report)
+	d, ok := ParseObject(report)
 	if !ok {
 		return Summary{}
 	}
-	return summarizeObject(r)
+	return summarizeObject(d)
 }
 
-func summarizeObject(r map[string]json.RawMessage) Summary {
+func summarizeObject(d *pyjson.Doc) Summary {
+	r := d.Root()
 	var s Summary
-	var results []json.RawMessage
-	if v, ok := r["results"]; ok && json.Unmarshal(v, &results) == nil && results != nil {
-		total, okN, skipped := len(results), 0, 0
-		for _, rr := range results {
-			obj, ok := ParseObject(rr)
-			if !ok {
-				continue
-			}
-			if b, isBool := jsonBool(obj["ok"]); isBool && b {
+	if results := d.Get(r, "results"); d.Kind(results) == pyjson.Array {
+		total, okN, skipped := d.Len(results), 0, 0
+		for res := range d.Elems(results) {
+			// A non-object has no members: it counts towards the total only.
+			if d.True(d.Get(res, "ok")) {
 				okN++
 			}
-			if b, isBool := jsonBool(obj["skipped"]); isBool && b {
+			if d.True(d.Get(res, "skipped")) {
 				skipped++
 			}
 		}
 		s.StepsTotal, s.StepsOK, s.StepsSkipped = &total, &okN, &skipped
 	}
-	s.HealCount = nonNegInt(r["heal_count"])
-	s.ModelCalls = nonNegInt(r["model_calls"])
-	if t := bytes.TrimSpace(r["total_ms"]); len(t) > 0 && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
-		if f, err := strconv.ParseFloat(string(t), 64); err == nil && f >= 0 && !math.IsInf(f, 0) {
+	if n, ok := nonNegInt(d, d.Get(r, "heal_count")); ok {
+		s.HealCount = &n
+	}
+	if n, ok := nonNegInt(d, d.Get(r, "model_calls")); ok {
+		s.ModelCalls = &n
+	}
+	if v := d.Get(r, "total_ms"); d.Kind(v) == pyjson.Number {
+		if f, err := strconv.ParseFloat(string(d.Bytes(v)), 64); err == nil && f >= 0 && !math.IsInf(f, 0) {
 			s.TotalMS = &f
 		}
 	}
-	if b, ok := jsonBool(r["screenshots_may_leave_box"]); ok {
+	if v := d.Get(r, "screenshots_may_leave_box"); isBool(d, v) {
+		b := d.True(v)
 		s.ScreenshotsMayLeaveBox = &b
 	}
 	return s
-}
-
-func nonNegInt(v json.RawMessage) *int64 {
-	n := jsonInt(v)
-	if n == nil || n.Sign() < 0 || !n.IsInt64() {
-		return nil
-	}
-	x := n.Int64()
-	return &x
 }
