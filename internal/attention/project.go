@@ -71,7 +71,7 @@ func (s *scanner) project(rel string) (Item, bool) {
 		return Item{}, false
 	}
 	rep := loadReportFacts(filepath.Join(dir, "report.json")) // nil unless valid
-	var pause *pyjson.Doc // nil unless an object
+	var pause *pyjson.Doc                                     // nil unless an object
 	if data, err := readRegular(filepath.Join(dir, "pending_escalation.json"), maxPause); err == nil {
 		pause, _ = flowrun.ParseObject(data)
 	}

@@ -121,9 +121,9 @@ func isProduction(profile string) bool { return profile == "standard" || profile
 var flowJSON = pyjson.Options{MaxIntDigits: pyjson.PythonIntMaxDigits, Floats: pyjson.FloatRefuse}
 
 // ParseObject parses data, one complete JSON document, under the strict
-// rules above. ok is false for anything the rules refuse and for any other
-// top-level value than an object, whose handle is d.Root(). The document
-// aliases data (its [pyjson.Doc.Raw] slices are data's bytes).
+// rules above; the object is at d.Root(). ok is false (and d nil) for
+// anything the rules refuse and for a top-level value that is not an
+// object. d aliases data: its [pyjson.Doc.Raw] slices are data's bytes.
 func ParseObject(data []byte) (d *pyjson.Doc, ok bool) {
 	d = new(pyjson.Doc)
 	if d.Parse(data, flowJSON) != nil || d.Kind(d.Root()) != pyjson.Object {

@@ -22,6 +22,11 @@ import (
 
 func TestMain(m *testing.M) {
 	fakeflow.RunIfInvoked()
+	if slices.Contains(os.Args[1:], "-test.fuzzworker") {
+		// A fuzz worker runs only a fuzz target, none of which spawns Flow;
+		// building the shared fake at every worker start stalls fuzzing.
+		os.Exit(m.Run())
+	}
 	flow, cleanup, err := fakeflow.BuildShared()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "flowrun tests: the shared fake Flow did not build; each test installs its own:", err)
