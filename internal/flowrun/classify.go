@@ -320,7 +320,12 @@ func classifyExitObject(code int, d *pyjson.Doc) Verdict {
 	if code == 2 {
 		return Verdict{Status: StatusRefused}
 	}
-	c := classifyObject(d)
+	return exitVerdict(code, classifyObject(d))
+}
+
+// exitVerdict is the §6.3 verdict of a report class c at a Flow exit code
+// other than 2.
+func exitVerdict(code int, c reportClass) Verdict {
 	if code == 0 {
 		return applyUnsigned(c)
 	}

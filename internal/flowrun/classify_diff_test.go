@@ -53,14 +53,7 @@ func oldClassifyExitObject(code int, obj map[string]json.RawMessage) Verdict {
 	if code == 2 {
 		return Verdict{Status: StatusRefused}
 	}
-	c := oldClassifyObject(obj)
-	if code == 0 {
-		return applyUnsigned(c)
-	}
-	if c.status == StatusSuccess {
-		return Verdict{Status: StatusError, Outcome: c.outcome, Reason: ReasonInconsistentExit}
-	}
-	return Verdict{Status: c.status, Outcome: c.outcome}
+	return exitVerdict(code, oldClassifyObject(obj))
 }
 
 func errText(err error) string {
