@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // rawSession drives a server over the framed transport with raw frames.
@@ -180,7 +182,8 @@ func TestExpandLeavesOtherResults(t *testing.T) {
 
 // TestFastMessageMatchesSDK: every frame the one-parse path decodes is
 // decoded to the same request by the go-sdk's jsonrpc.DecodeMessage, and
-// frames outside its plain shape are left to DecodeMessage.
+// frames outside its plain shape are left to DecodeMessage. One Doc serves
+// every frame, as on the read loop.
 func TestFastMessageMatchesSDK(t *testing.T) {
 	fast := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
@@ -190,6 +193,9 @@ func TestFastMessageMatchesSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"method":"x","params":{"a":[[[]]]}}`,
 		` { "params" : { "a" : 1 } , "method" : "m" , "id" : 0 , "jsonrpc" : "2.0" } `,
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"s":"a\"b\\c\u00e9"}}}`,
+		// Valid UTF-8 is strict-checked by pyjson: no repair question.
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"é"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}}`,
 	}
 	slow := []string{
 		`{"jsonrpc":"2.0","id":1.5,"method":"m"}`,
@@ -200,26 +206,39 @@ func TestFastMessageMatchesSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"t\u006fols/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":null}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"é"}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}}`,
+		// What encoding/json reads its own way goes to the SDK's decoder.
+		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":1,"k":2}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"\xff\"}}",
+		`{"jsonrpc":"2.0","id":1,"method":"m","extra":1}`,
 	}
+	var d pyjson.Doc
 	for _, f := range append(fast, slow...) {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(f), &m); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		method, ok := jsonRPCShape(m)
-		if !ok {
+		if _, ok := jsonRPCShape(m); !ok {
 			t.Fatalf("%s: not JSON-RPC shaped", f)
 		}
-		got := fastMessage([]byte(f), m, method)
+		got := fastMessage(&d, []byte(f))
 		if (got != nil) != slices.Contains(fast, f) {
-			t.Fatalf("%s: fast path %v", f, got != nil)
+			t.Fatalf("%.80s: fast path %v", f, got != nil)
 		}
 		if got != nil {
 			sameAsSDK(t, []byte(f), got)
 		}
+		checkFastDifferential(t, []byte(f))
+	}
+	// The request does not share the reader's buffer.
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`)
+	got := fastMessage(&d, line)
+	copy(line, strings.Repeat("x", len(line)))
+	if got == nil || string(got.Params) != `{"a":1}` || got.Method != "m" {
+		t.Fatalf("%+v", got)
 	}
 }
 
@@ -238,24 +257,28 @@ func sameAsSDK(t testing.TB, frame []byte, got *jsonrpc.Request) {
 	}
 }
 
-// FuzzFastMessage: whatever the one-parse path decodes, the SDK decodes
-// the same.
+// FuzzFastMessage: whatever the one-parse path decodes, encoding/json
+// accepts as a JSON-RPC frame and the SDK decodes the same; and it agrees
+// with the hand-written scan it replaced.
 func FuzzFastMessage(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"m","params":{"a":"\u00e9"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"n"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800","t":"é"}}`))
+	var d pyjson.Doc
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(frame, &m) != nil {
-			return
-		}
-		method, ok := jsonRPCShape(m)
-		if !ok {
-			return
-		}
-		if got := fastMessage(frame, m, method); got != nil {
+		if got := fastMessage(&d, frame); got != nil {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(frame, &m); err != nil {
+				t.Fatalf("fast path took a frame encoding/json refuses: %v", err)
+			}
+			if _, ok := jsonRPCShape(m); !ok {
+				t.Fatal("fast path took a frame that is not JSON-RPC shaped")
+			}
 			sameAsSDK(t, frame, got)
 		}
+		checkFastDifferential(t, frame)
 	})
 }
 

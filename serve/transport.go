@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Frame limits (mcp-surface.md §12).
@@ -146,6 +148,8 @@ type framedConn struct {
 	npending int
 	tooLarge bool
 	ended    bool
+
+	doc pyjson.Doc // parseFrame's, on the read loop's goroutine only
 }
 
 func (c *framedConn) SessionID() string { return c.t.sessionID }
@@ -377,13 +381,16 @@ func (c *framedConn) deliver(it readItem) bool {
 }
 
 // parseFrame validates one line. Bad lines are answered here and never reach
-// the SDK; ok is false for them. A line is parsed once (issue 12: it was
-// checked, parsed into members and decoded again by the SDK); only a frame
-// outside the plain shape of fastMessage is decoded a second time, by the
-// SDK's own decoder, so its acceptance stays the SDK's.
+// the SDK; ok is false for them. A frame of the plain shape every client
+// sends is parsed once, by pyjson's strict core (fastMessage); any other
+// line is checked by encoding/json and decoded by the SDK's own decoder, so
+// what is a parse error or an invalid request stays the SDK's decision.
 func (c *framedConn) parseFrame(line []byte) (jsonrpc.Message, bool) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, false
+	}
+	if msg := fastMessage(&c.doc, line); msg != nil {
+		return msg, true
 	}
 	// json.Unmarshal checks the whole line first (what json.Valid does) and
 	// reports invalid JSON as a *json.SyntaxError; valid JSON that is not an
@@ -397,13 +404,9 @@ func (c *framedConn) parseFrame(line []byte) (jsonrpc.Message, bool) {
 		}
 		m = nil
 	}
-	method, ok := jsonRPCShape(m)
-	if !ok {
+	if _, ok := jsonRPCShape(m); !ok {
 		c.writeErrorReply(nil, jsonrpc.CodeInvalidRequest, rpcErrorCopy[jsonrpc.CodeInvalidRequest])
 		return nil, false
-	}
-	if msg := fastMessage(line, m, method); msg != nil {
-		return msg, true
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
@@ -417,55 +420,54 @@ func (c *framedConn) parseFrame(line []byte) (jsonrpc.Message, bool) {
 // jsonrpc.DecodeMessage refuses deeper frames).
 const sdkMaxDepth = 1000
 
+// fastOptions: a frame pyjson accepts under these rules is one the SDK's
+// decoder (encoding/json) reads the same way: no duplicate key (which
+// encoding/json would resolve to the last), valid UTF-8 and no lone
+// surrogate escape (which it would repair to U+FFFD), nested at most
+// sdkMaxDepth deep, no byte order mark. Numbers stay tokens.
+var fastOptions = pyjson.Options{MaxDepth: sdkMaxDepth, Floats: pyjson.FloatRefuse}
+
 // fastMessage builds the request jsonrpc.DecodeMessage would return for a
-// frame of the plain shape every client sends: ASCII only (so no UTF-8
-// repair question arises), nested at most sdkMaxDepth deep, a method
-// string without escapes, an id that is absent, null, a decimal integer of
-// at most 15 digits or an ASCII string without escapes, and params absent
-// or an object. Anything else returns nil and is left to the SDK's decoder.
-// TestFastMessageMatchesSDK checks it against DecodeMessage.
-func fastMessage(line []byte, m map[string]json.RawMessage, method string) *jsonrpc.Request {
-	rawMethod, ok := m["method"]
-	if !ok || !plainString(rawMethod) {
+// frame of the plain shape every client sends, parsing it once into d (a
+// Doc reused frame after frame): a strict JSON object under fastOptions
+// with "jsonrpc":"2.0", a method string without escapes, an id that is
+// absent, null, a decimal integer of at most 15 digits or a printable-ASCII
+// string without escapes, and params absent or an object. Anything else
+// returns nil and is left to encoding/json and the SDK's decoder.
+// TestFastMessageMatchesSDK and FuzzFastMessage check it against
+// DecodeMessage.
+func fastMessage(d *pyjson.Doc, line []byte) *jsonrpc.Request {
+	if d.Parse(line, fastOptions) != nil {
 		return nil
 	}
-	depth, inString, escaped := 0, false, false
-	for _, b := range line {
-		if b >= 0x80 {
+	root := d.Root()
+	if d.Kind(root) != pyjson.Object || string(d.Raw(d.Get(root, "jsonrpc"))) != `"2.0"` {
+		return nil
+	}
+	for k := range d.Members(root) {
+		// Another member (result, error, anything unknown) is the SDK's
+		// to judge.
+		switch string(d.Bytes(k)) {
+		case "jsonrpc", "method", "id", "params":
+		default:
 			return nil
 		}
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			if depth++; depth > sdkMaxDepth {
-				return nil
-			}
-		case '}', ']':
-			depth--
-		}
 	}
-	req := &jsonrpc.Request{Method: method}
-	if p, ok := m["params"]; ok {
-		if len(p) == 0 || p[0] != '{' {
+	rawMethod := d.Raw(d.Get(root, "method"))
+	if !plainString(rawMethod) {
+		return nil
+	}
+	req := &jsonrpc.Request{Method: string(rawMethod[1 : len(rawMethod)-1])}
+	if p := d.Get(root, "params"); p != pyjson.None {
+		if d.Kind(p) != pyjson.Object {
 			return nil
 		}
-		req.Params = p
+		req.Params = bytes.Clone(d.Raw(p)) // line is the reader's buffer
 	}
-	rawID, ok := m["id"]
+	id := d.Get(root, "id")
+	rawID := d.Raw(id)
 	switch {
-	case !ok || string(rawID) == "null":
+	case id == pyjson.None || d.Kind(id) == pyjson.Null:
 	case plainString(rawID):
 		req.ID = jsonrpc2StringID(string(rawID[1 : len(rawID)-1]))
 	case len(rawID) <= 15 && allDigits(rawID):
