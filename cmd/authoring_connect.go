@@ -87,15 +87,24 @@ var openAuthoringSession = func(ctx context.Context, o authoringOpts) (authoring
 	if err != nil {
 		return nil, nil, usageError(err)
 	}
-	defer root.Close()
+	keepRoot := false
+	defer func() {
+		if !keepRoot {
+			root.Close()
+		}
+	}()
 	outRel := "authoring/" + instance
 	if err := root.MkdirAll(outRel, 0o700); err != nil {
 		return nil, nil, usageError(err)
 	}
-	tmp, err := os.MkdirTemp("", "openadapt-agent-connect-")
+	// The helper's private state lives in a 0700 folder of the state
+	// directory, made through the root (never through a link) and pending
+	// for the signal backstop, so even a forced exit leaves nothing behind.
+	tmpRel, err := root.MkdirTemp("tmp", instance+"-")
 	if err != nil {
 		return nil, nil, usageErrorf("creating a private temporary directory failed")
 	}
+	tmp := root.Join(tmpRel)
 	sess, err := authoring.Open(ctx, authoring.OpenOptions{
 		Interpreter: interp, StateDir: tmp, Instance: instance, Env: env, DeploymentConfig: config,
 		BackendKind: backend, URL: url, Headed: o.headed, OutDir: root.Join(outRel),
@@ -106,15 +115,15 @@ var openAuthoringSession = func(ctx context.Context, o authoringOpts) (authoring
 		var ce *authoring.ConfigError
 		switch {
 		case errors.As(err, &ue):
-			_ = os.RemoveAll(tmp)
+			_ = root.RemoveAll(tmpRel)
 			_ = root.Remove(outRel)
 			return nil, nil, fmt.Errorf("%w with openadapt-flow %s", errNoAuthoringSession, flowhelper.CleanVersion(ue.FlowVersion))
 		case errors.As(err, &se):
-			_ = os.RemoveAll(tmp)
+			_ = root.RemoveAll(tmpRel)
 			_ = root.Remove(outRel)
 			return nil, nil, usageErrorf("%s", se.Msg)
 		case errors.As(err, &ce):
-			_ = os.RemoveAll(tmp)
+			_ = root.RemoveAll(tmpRel)
 			_ = root.Remove(outRel)
 			ce.Config = o.config
 			return nil, nil, usageErrorf("%s", ce.Error())
@@ -123,7 +132,8 @@ var openAuthoringSession = func(ctx context.Context, o authoringOpts) (authoring
 		return nil, nil, fmt.Errorf("%w: %v (the protected local log is under %s)", errNoAuthoringSession, err, filepath.Join(tmp, "logs"))
 	}
 	fmt.Fprintf(o.stderr, "authoring connect: authoring session open (%s backend); the recording stays in %s\n", sess.Info.BackendKind, root.Join(outRel))
-	return sess, func() { sess.Close(); _ = os.RemoveAll(tmp) }, nil
+	keepRoot = true
+	return sess, func() { sess.Close(); _ = root.RemoveAll(tmpRel); root.Close() }, nil
 }
 
 func envValue(env []string, name string) string {

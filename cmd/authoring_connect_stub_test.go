@@ -89,6 +89,15 @@ func TestAuthoringConnectStubSessionEndToEnd(t *testing.T) {
 	if strings.Join(term.prompts, "|") != "Allow ChatGPT to drive this job?|Sign in in the app, then press Enter" {
 		t.Errorf("prompts %q", term.prompts)
 	}
+	// The helper's private state folder was made under the state directory
+	// (not the system temporary directory) and removed at the end.
+	tmps, err := os.ReadDir(filepath.Join(st.Root, "state", "openadapt-agent", "tmp"))
+	if err != nil || len(tmps) != 0 {
+		t.Errorf("the state directory's tmp after the session: %v %v", tmps, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(st.Root, "openadapt-agent-connect-*")); len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
 }
 
 func TestAuthoringConnectStubWithoutAuthoring(t *testing.T) {

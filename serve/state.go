@@ -87,38 +87,15 @@ func readRegular(p string, max int64) ([]byte, error) {
 	return fsutil.ReadFile(context.Background(), p, fsutil.Limit{Kind: "state file", Max: max}, fsutil.NoFollow)
 }
 
-// createOnce publishes data at p only if p does not exist: the data is
-// written and fsynced to a temp file, then hard-linked into place.
+// createOnce publishes data (0600) at p only if p does not exist
+// (fsutil.CreateFile: a fsynced temporary hard-linked into place, never
+// through a link, pending for the signal backstop while it exists). It
+// returns an error wrapping fs.ErrExist when p exists.
 func createOnce(p string, data []byte) error {
-	dir := filepath.Dir(p)
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
+	if err := fsutil.CreateFile(p, data, 0o600); err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp, p); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fs.ErrExist
-		}
-		return err
-	}
-	syncDir(dir)
+	syncDir(filepath.Dir(p))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
 )
 
 // The Flow-side helper checks (issue 13 item 7; flow-helper.md §2.1, §2.2,
@@ -99,11 +100,19 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 		py.Message = "Flow's Python interpreter, from the Flow command's #! line: " + interp.Path
 	}
 
-	tmp, err := os.MkdirTemp("", "openadapt-agent-doctor-")
+	// A private folder in the system's temporary directory, made through a
+	// root (never through a link) and pending for the signal backstop.
+	troot, err := fsutil.OpenRoot(os.TempDir(), "")
 	if err != nil {
 		return notChecked("no private temporary directory")
 	}
-	defer os.RemoveAll(tmp)
+	defer troot.Close()
+	tmpRel, err := troot.MkdirTemp(".", "openadapt-agent-doctor-")
+	if err != nil {
+		return notChecked("no private temporary directory")
+	}
+	defer troot.RemoveAll(tmpRel)
+	tmp := troot.Join(tmpRel)
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	op, _ := helperOperator()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 )
 
@@ -23,46 +24,79 @@ func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
 // WriteFileFunc is [Root.WriteFile] with the content written by fill into
 // the temporary file (streamed: an archive being packed).
 func (r *Root) WriteFileFunc(rel string, perm fs.FileMode, fill func(*os.File) error) (err error) {
-	rel, err = clean(rel)
+	tmp, rel, err := r.writeTemp(rel, perm, fill)
 	if err != nil {
 		return err
+	}
+	defer r.untrack(tmp)
+	if err = r.Rename(tmp, rel); err != nil {
+		r.Remove(tmp)
+		return fmt.Errorf("renaming into place %s: %w", path.Base(rel), err)
+	}
+	return nil
+}
+
+// CreateFile publishes data at rel (perm) only if nothing is there yet: it
+// is written and fsynced to a temporary file beside rel, then hard-linked
+// into place, so a reader never sees part of it and of two concurrent
+// creators exactly one wins. When rel exists the error wraps [fs.ErrExist].
+// The temporary is removed in every case (and, while it exists, is pending
+// for [RemovePending]).
+func (r *Root) CreateFile(rel string, data []byte, perm fs.FileMode) error {
+	tmp, rel, err := r.writeTemp(rel, perm, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	defer r.untrack(tmp)
+	defer r.Remove(tmp)
+	return r.Link(tmp, rel)
+}
+
+// writeTemp writes a new temporary file beside rel (its folder made if
+// missing) with perm and the content of fill, fsynced and closed. The
+// temporary is pending until the caller untracks it; on error it is
+// already removed.
+func (r *Root) writeTemp(rel string, perm fs.FileMode, fill func(*os.File) error) (tmp, cleanRel string, err error) {
+	rel, err = clean(rel)
+	if err != nil {
+		return "", "", err
 	}
 	dir, base := split(rel)
 	if err := r.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", "", err
 	}
-	tmp := joinRel(dir, "."+base+".tmp-"+randomSuffix())
+	tmp = joinRel(dir, "."+base+".tmp-"+randomSuffix())
 	if err := creating(); err != nil {
-		return err
+		return "", "", err
 	}
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("creating temporary file for %s: %w", base, err)
+		return "", "", fmt.Errorf("creating temporary file for %s: %w", base, err)
 	}
 	r.track(tmp)
-	defer r.untrack(tmp)
 	defer func() {
 		if err != nil {
 			f.Close()
 			r.Remove(tmp)
+			r.untrack(tmp)
 		}
 	}()
 	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("setting mode of %s: %w", base, err)
+		return "", "", fmt.Errorf("setting mode of %s: %w", base, err)
 	}
 	if err = fill(f); err != nil {
-		return err
+		return "", "", err
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", base, err)
+		return "", "", fmt.Errorf("syncing %s: %w", base, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", base, err)
+		return "", "", fmt.Errorf("closing %s: %w", base, err)
 	}
-	if err = r.Rename(tmp, rel); err != nil {
-		return fmt.Errorf("renaming into place %s: %w", base, err)
-	}
-	return nil
+	return tmp, rel, nil
 }
 
 func joinRel(dir, name string) string {
@@ -94,6 +128,21 @@ func WriteFileFunc(path string, perm fs.FileMode, fill func(*os.File) error) err
 	}
 	defer r.Close()
 	return r.WriteFileFunc(base, perm, fill)
+}
+
+// CreateFile is [Root.CreateFile] at a path whose folder is the root (it
+// must exist).
+func CreateFile(p string, data []byte, perm fs.FileMode) error {
+	dir, base := filepath.Split(filepath.Clean(p))
+	if dir == "" {
+		dir = "."
+	}
+	r, err := OpenRoot(dir, "")
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.CreateFile(base, data, perm)
 }
 
 // ErrExists is returned by [Stage.Commit] when the final entry exists and

@@ -374,3 +374,54 @@ func TestPathWriteFile(t *testing.T) {
 		t.Fatal(fi.Mode())
 	}
 }
+
+// TestCreateFile: create-once publication. The first creator wins, a second
+// gets fs.ErrExist and changes nothing, a link at the name is never
+// followed, a linked parent is refused, and no temporary is left or pending.
+func TestCreateFile(t *testing.T) {
+	dir := t.TempDir()
+	r := openRoot(t, dir)
+	if err := r.CreateFile("state/idem.key", []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CreateFile("state/idem.key", []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second create: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "state/idem.key")); string(b) != "first" {
+		t.Fatalf("content %q after a losing create", b)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "state/idem.key")); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	outside := filepath.Join(t.TempDir(), "target")
+	if err := os.Symlink(outside, filepath.Join(dir, "state/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CreateFile("state/link", []byte("x"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("create over a link: %v, want fs.ErrExist", err)
+	}
+	if _, err := os.Lstat(outside); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("a link at the name was followed")
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CreateFile("linked/x", []byte("x"), 0o600); err == nil {
+		t.Fatal("created beneath a linked folder")
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "state"))
+	if len(ents) != 2 {
+		t.Fatalf("left in the folder: %v", ents)
+	}
+	if n := pendingCount(); n != 0 {
+		t.Fatalf("%d temporaries still pending", n)
+	}
+	// The package-level form: the path's folder is the root.
+	p := filepath.Join(dir, "state", "once")
+	if err := CreateFile(p, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateFile(p, []byte("b"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second package-level create: %v", err)
+	}
+}

@@ -163,6 +163,19 @@ func (r *Root) Rename(oldRel, newRel string) error {
 	return os.Rename(r.Join(o), r.Join(n))
 }
 
+// Link makes newRel a new hard link to the file oldRel.
+func (r *Root) Link(oldRel, newRel string) error {
+	o, err := r.parentCheck(oldRel, "link")
+	if err != nil {
+		return err
+	}
+	n, err := r.parentCheck(newRel, "link")
+	if err != nil {
+		return err
+	}
+	return os.Link(r.Join(o), r.Join(n))
+}
+
 func (r *Root) Remove(rel string) error {
 	rel, err := r.parentCheck(rel, "delete")
 	if err != nil {

@@ -280,6 +280,26 @@ func (r *Root) Rename(oldRel, newRel string) error {
 	return nil
 }
 
+// Link makes newRel a new hard link to the file oldRel (both beneath the
+// root). A link as oldRel is linked itself, never followed; when newRel
+// exists the error wraps [fs.ErrExist].
+func (r *Root) Link(oldRel, newRel string) error {
+	opfd, obase, err := r.parent(oldRel, false, "link")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(opfd)
+	npfd, nbase, err := r.parent(newRel, false, "link")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(npfd)
+	if err := unix.Linkat(opfd, obase, npfd, nbase, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: r.display(oldRel), New: r.display(newRel), Err: err}
+	}
+	return nil
+}
+
 // Remove removes the file, link or empty folder rel.
 func (r *Root) Remove(rel string) error {
 	pfd, base, err := r.parent(rel, false, "delete")
