@@ -49,7 +49,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 				if err := operandError(bundleDir, true, false); err != nil {
 					return fmt.Errorf("ledger admission: --bundle: %w", err)
 				}
-				b, err := bundle.Load(bundleDir)
+				b, err := bundle.Load(bundleDir, bundle.WithContext(cmd.Context()))
 				if b == nil {
 					if errors.Is(err, bundle.ErrOption) {
 						return usageErrorf("ledger admission: %w", err)

@@ -171,7 +171,7 @@ func Run(ctx context.Context, env Env, opts Options, version string) *Report {
 	}
 	r := &Report{MediaType: MediaType, Version: version}
 	r.add(checkFlow(ctx, env, opts))
-	bundles, bc := checkBundles(env, opts)
+	bundles, bc := checkBundles(ctx, env, opts)
 	r.add(bc)
 	r.add(checkBundleKey(env, opts, bundles))
 	r.add(checkRunsDir(env, opts))
@@ -311,7 +311,7 @@ var bundleFixes = map[bundle.ErrorKind]string{
 // maxListed bounds how many failed bundles the message names.
 const maxListed = 10
 
-func checkBundles(env Env, opts Options) ([]*bundle.Bundle, Check) {
+func checkBundles(ctx context.Context, env Env, opts Options) ([]*bundle.Bundle, Check) {
 	c := Check{ID: IDBundles}
 	if opts.Bundles == "" {
 		c.Status = Warn
@@ -325,7 +325,7 @@ func checkBundles(env Env, opts Options) ([]*bundle.Bundle, Check) {
 	if key := env.Getenv(bundle.KeyEnv); key != "" {
 		keyOpt = bundle.WithKey(key)
 	}
-	bs, err := bundle.Discover(absFrom(env.WorkDir, opts.Bundles), keyOpt)
+	bs, err := bundle.Discover(absFrom(env.WorkDir, opts.Bundles), keyOpt, bundle.WithContext(ctx))
 	if err != nil {
 		c.Status = Fail
 		c.Message = "the --bundles folder does not exist, is not a folder or cannot be read"

@@ -215,6 +215,19 @@ func TestBundlesRelativeToWorkDir(t *testing.T) {
 	}
 }
 
+// TestBundlesCanceled: the bundle verification stops with doctor's context
+// (SIGINT) and a canceled check never reports the bundles verified.
+func TestBundlesCanceled(t *testing.T) {
+	f := newFake(t)
+	f.work = vectors
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := find(t, Run(ctx, f.Env(), Options{Bundles: "plain"}, "test"), IDBundles)
+	if c.Status == OK {
+		t.Fatalf("a canceled verification passed: %q", c.Message)
+	}
+}
+
 func TestRunsDir(t *testing.T) {
 	base := t.TempDir()
 	existing := filepath.Join(base, "runs")
