@@ -71,7 +71,7 @@ func readback(o *object) string {
 	// canonical check is a comparison with the re-encoded tree. Inline
 	// objects were built as canonical(object) + LF and need no re-check.
 	if !o.canonical {
-		if c, err := canonicalLF(o.doc); err != nil || !bytes.Equal(c, o.raw) {
+		if !isCanonicalLF(o.doc, o.raw) {
 			return "object_not_canonical"
 		}
 		o.canonical = true

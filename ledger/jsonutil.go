@@ -46,22 +46,36 @@ func parseJSON(b []byte) (any, error) {
 // canonical returns the byte form of Python's
 // json.dumps(v, sort_keys=True, separators=(",",":"), ensure_ascii=False)
 // for a tree produced by parseJSON (spec §3.1). Numbers must be integers.
-func canonical(v any) ([]byte, error) {
-	b, err := appendCanonical(nil, v)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
+func canonical(v any) ([]byte, error) { return canonicalSuffix(v, "") }
 
 // canonicalLF is canonical(v) followed by one LF: the byte form of every
 // content-addressed object.
-func canonicalLF(v any) ([]byte, error) {
-	b, err := canonical(v)
+func canonicalLF(v any) ([]byte, error) { return canonicalSuffix(v, "\n") }
+
+// canonicalSuffix is canonical(v) + suffix in a slice of exactly that size:
+// written into a pooled buffer and copied once, instead of grown by
+// doubling from nothing.
+func canonicalSuffix(v any, suffix string) ([]byte, error) {
+	s := canonPool.Get().(*canonScratch)
+	defer canonPool.Put(s)
+	b, err := appendCanonical(s.a[:0], v)
+	s.a = b
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	out := make([]byte, len(b)+len(suffix))
+	copy(out[copy(out, b):], suffix)
+	return out, nil
+}
+
+// isCanonicalLF reports whether raw is exactly canonical(v) + LF, without
+// keeping the canonical form.
+func isCanonicalLF(v any, raw []byte) bool {
+	s := canonPool.Get().(*canonScratch)
+	defer canonPool.Put(s)
+	b, err := appendCanonical(s.a[:0], v)
+	s.a = b
+	return err == nil && len(raw) == len(b)+1 && raw[len(b)] == '\n' && bytes.Equal(raw[:len(b)], b)
 }
 
 // checkCanonicalLF parses raw and reports whether raw is exactly

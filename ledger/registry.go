@@ -98,17 +98,19 @@ func parseEntryFields(m map[string]any) (*entry, bool) {
 // canonical key order (the fields are validated strings and an integer), so
 // that a large registry does not build and sort a map per entry.
 func entryDigest(e *entry) string {
-	var buf bytes.Buffer
-	buf.Grow(512)
+	s := canonPool.Get().(*canonScratch)
+	defer canonPool.Put(s)
+	buf := bytes.NewBuffer(s.a[:0]) // a pooled buffer: the bytes are hashed and dropped
+	defer func() { s.a = buf.Bytes() }()
 	buf.WriteString(domRegistryEntry)
 	buf.WriteByte(0)
 	field := func(first bool, k, v string) {
 		if !first {
 			buf.WriteByte(',')
 		}
-		writeCanonicalString(&buf, k)
+		writeCanonicalString(buf, k)
 		buf.WriteByte(':')
-		writeCanonicalString(&buf, v)
+		writeCanonicalString(buf, v)
 	}
 	buf.WriteByte('{')
 	field(true, "kind", e.Kind)
