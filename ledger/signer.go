@@ -34,6 +34,7 @@ type signerRegistry struct {
 	sha256    string
 	revision  int64
 	generated time.Time
+	expires   bool // expires_at is a time, not null
 	signers   map[string]*signer
 }
 
@@ -60,6 +61,7 @@ func parseSignerRegistry(doc map[string]any) (*signerRegistry, bool) {
 	if !ok || (!expNull && !exp.After(sr.generated)) {
 		return nil, false
 	}
+	sr.expires = !expNull
 	list, ok := asList(doc["signers"])
 	if !ok || len(list) == 0 {
 		return nil, false
