@@ -20,6 +20,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // D2 attended tools (mcp-surface.md §5.9, §9; flow-helper.md §4.3, §6,
@@ -284,7 +285,7 @@ func (s *Server) knownTransition(id, next string) bool {
 
 func readSmallJSON(p string, lim fsutil.Limit, v any) bool {
 	data, err := fsutil.ReadFile(context.Background(), p, lim, fsutil.NoFollow)
-	return err == nil && json.Unmarshal(data, v) == nil
+	return err == nil && pyjson.Unmarshal(data, pyjson.Options{}, v) == nil
 }
 
 // bundleIDs are steps[*].id and the state keys and step ids of

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // Idempotency bindings (§7.3), in the agent state directory.
@@ -67,7 +68,7 @@ func (i *idempotency) lookup(key string) (*binding, error) {
 		}
 		if err == nil {
 			var b binding
-			if json.Unmarshal(data, &b) == nil && flowrun.ValidRunID(b.RunID) && b.Digest != "" {
+			if pyjson.Unmarshal(data, pyjson.Options{}, &b) == nil && flowrun.ValidRunID(b.RunID) && b.Digest != "" {
 				return &b, nil
 			}
 		}

@@ -335,3 +335,32 @@ func TestTestdataAgainstOracle(t *testing.T) {
 		t.Errorf("only %d files parsed", n)
 	}
 }
+
+// TestUnmarshal: what encoding/json alone accepts but the strict core
+// refuses never reaches the struct.
+func TestUnmarshal(t *testing.T) {
+	type rec struct {
+		Phase string `json:"phase"`
+	}
+	var r rec
+	if err := Unmarshal([]byte(`{"phase":"running"}`), Options{}, &r); err != nil || r.Phase != "running" {
+		t.Fatalf("good document: %v %+v", err, r)
+	}
+	for name, in := range map[string]string{
+		"duplicate key":  `{"phase":"running","phase":"terminal"}`,
+		"nested dup":     `{"phase":"x","o":{"a":1,"a":2}}`,
+		"invalid UTF-8":  "{\"phase\":\"\xff\"}",
+		"trailing":       `{"phase":"x"} {}`,
+		"lone surrogate": `{"phase":"\ud800"}`,
+	} {
+		r = rec{}
+		if err := Unmarshal([]byte(in), Options{}, &r); err == nil {
+			t.Errorf("%s: accepted (%+v)", name, r)
+		} else if r.Phase != "" {
+			t.Errorf("%s: decoded before refusing", name)
+		}
+	}
+	if err := Unmarshal([]byte(`{"phase":1}`), Options{}, &r); err == nil {
+		t.Error("a type mismatch was accepted")
+	}
+}

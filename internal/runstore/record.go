@@ -1,8 +1,6 @@
 package runstore
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
 )
 
@@ -161,12 +160,8 @@ func parseRecord(data []byte, id string) (*Record, error) {
 
 func parse(data []byte, id string) (*File, *Record, error) {
 	var f File
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&f); err != nil {
+	if err := pyjson.Unmarshal(data, pyjson.Options{}, &f); err != nil {
 		return nil, nil, fmt.Errorf("%w: not a JSON record", errMalformed)
-	}
-	if dec.More() {
-		return nil, nil, fmt.Errorf("%w: trailing data", errMalformed)
 	}
 	bad := func(field string) (*File, *Record, error) {
 		return nil, nil, fmt.Errorf("%w: invalid %s", errMalformed, field)

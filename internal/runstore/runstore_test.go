@@ -305,6 +305,10 @@ func TestRecordValidation(t *testing.T) {
 		"owner hex case": strings.Replace(good, `"owner":"0123456789abcdef"`, `"owner":"0123456789ABCDEF"`, 1),
 		"owner length":   strings.Replace(good, `"owner":"0123456789abcdef"`, `"owner":"0123456789abcde"`, 1),
 		"negative pid":   strings.Replace(good, `"pid":42`, `"pid":-42`, 1),
+		// One reading for every reader: encoding/json alone would take the
+		// last of two keys and replace invalid UTF-8.
+		"duplicate key": strings.Replace(good, `"phase":"terminal"`, `"phase":"running","phase":"terminal"`, 1),
+		"invalid UTF-8": strings.Replace(good, `"HALTED"`, "\"HALT\xffED\"", 1),
 	} {
 		_, err := parseRecord([]byte(body), idA)
 		if err == nil {

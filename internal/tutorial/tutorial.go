@@ -17,6 +17,7 @@
 package tutorial
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,13 +25,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 )
 
 // WorkflowID is the tutorial's fixed workflow id (mcp-surface.md §5.6).
@@ -317,9 +318,9 @@ func readRecord(path string) (record, error) {
 	if err != nil {
 		return r, err
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil || r.SchemaVersion != 1 {
+	if !pyjson.Valid(data, pyjson.Options{}) || dec.Decode(&r) != nil || r.SchemaVersion != 1 {
 		return r, errors.New("tutorial: bad state record")
 	}
 	return r, nil
