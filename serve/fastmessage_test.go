@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,19 +54,10 @@ func oldFastMessage(line []byte, m map[string]json.RawMessage, method string) *j
 		}
 		req.Params = p
 	}
-	rawID, ok := m["id"]
-	switch {
-	case !ok || string(rawID) == "null":
-	case plainString(rawID):
-		req.ID = jsonrpc2StringID(string(rawID[1 : len(rawID)-1]))
-	case len(rawID) <= 15 && allDigits(rawID):
-		n, err := strconv.ParseInt(string(rawID), 10, 64)
-		if err != nil {
+	if rawID, ok := m["id"]; ok && string(rawID) != "null" {
+		if req.ID, ok = plainID(rawID); !ok {
 			return nil
 		}
-		req.ID = jsonrpc2IntID(n)
-	default:
-		return nil
 	}
 	return req
 }

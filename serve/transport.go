@@ -464,22 +464,29 @@ func fastMessage(d *pyjson.Doc, line []byte) *jsonrpc.Request {
 		}
 		req.Params = bytes.Clone(d.Raw(p)) // line is the reader's buffer
 	}
-	id := d.Get(root, "id")
-	rawID := d.Raw(id)
+	if id := d.Get(root, "id"); id != pyjson.None && d.Kind(id) != pyjson.Null {
+		var ok bool
+		if req.ID, ok = plainID(d.Raw(id)); !ok {
+			return nil
+		}
+	}
+	return req
+}
+
+// plainID is the request id of a plain frame, a printable-ASCII string or
+// an integer of at most 15 digits; anything else is the SDK's to judge.
+func plainID(rawID []byte) (jsonrpc.ID, bool) {
 	switch {
-	case id == pyjson.None || d.Kind(id) == pyjson.Null:
 	case plainString(rawID):
-		req.ID = jsonrpc2StringID(string(rawID[1 : len(rawID)-1]))
+		return jsonrpc2StringID(string(rawID[1 : len(rawID)-1])), true
 	case len(rawID) <= 15 && allDigits(rawID):
 		n, err := strconv.ParseInt(string(rawID), 10, 64)
 		if err != nil {
-			return nil
+			return jsonrpc.ID{}, false
 		}
-		req.ID = jsonrpc2IntID(n)
-	default:
-		return nil
+		return jsonrpc2IntID(n), true
 	}
-	return req
+	return jsonrpc.ID{}, false
 }
 
 // plainString reports whether raw is a JSON string of printable ASCII with
