@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ import (
 
 const (
 	cacheName    = "digest-cache"
-	cacheVersion = 3
+	cacheVersion = 4
 	// maxSnapshot bounds the entries walked per bundle; a larger bundle
 	// folder is verified at every start instead of being cached.
 	maxSnapshot = 4096
@@ -89,15 +90,22 @@ type cachedBundle struct {
 	Encrypted     bool     `json:"encrypted"`
 }
 
-func (cb *cachedBundle) files() []string { return strings.Split(cb.Files, "\n") }
-
 // snapshot is the walked identity of one bundle folder.
 type snapshot struct {
-	files []string
+	files string // the walked entries, as [cachedBundle.Files]
 	ident string
 	// newest is the latest change time (ctime where the platform has one,
 	// else mtime) of any entry, in Unix nanoseconds.
 	newest int64
+}
+
+// entryIdent is one entry's identity: its type and permission bits (the
+// platform's encoding), size, device, inode and nanosecond mtime and ctime
+// (0 where the platform has none). dir is whether it is a folder (part of
+// mode, kept apart for the walk).
+type entryIdent struct {
+	mode, size, dev, ino, mtime, ctime uint64
+	dir                                bool
 }
 
 // racyWindow: a folder with an entry changed less than this before its
@@ -106,99 +114,181 @@ type snapshot struct {
 // count verifications lower it.
 var racyWindow = time.Second
 
+// identHash accumulates the identity lines of one walk.
+type identHash struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func newIdentHash() *identHash { return &identHash{h: sha256.New(), buf: make([]byte, 0, 256)} }
+
+// add hashes one entry's identity line: its bundle-relative path ("." for
+// the folder), then each field in hex, NUL-separated.
+func (ih *identHash) add(rel string, id entryIdent) {
+	b := append(ih.buf[:0], rel...)
+	for _, n := range [...]uint64{id.mode, id.size, id.dev, id.ino, id.mtime, id.ctime} {
+		b = append(b, 0)
+		b = strconv.AppendUint(b, n, 16)
+	}
+	ih.buf = append(b, '\n')
+	ih.h.Write(ih.buf)
+}
+
+// equal reports whether the hash so far is the hex digest ident.
+func (ih *identHash) equal(ident string) bool {
+	var sum [sha256.Size]byte
+	var hx [2 * sha256.Size]byte
+	hex.Encode(hx[:], ih.h.Sum(sum[:0]))
+	return string(hx[:]) == ident
+}
+
+func (ih *identHash) hex() string { return hex.EncodeToString(ih.h.Sum(nil)) }
+
 // takeSnapshot walks dir without following links and hashes the identity
-// of every entry. ok is false when the folder cannot be walked completely
-// or holds more than maxSnapshot entries (then it is not cached).
+// of every entry, depth first in byte order of the names, each folder
+// before its entries. ok is false when the folder cannot be walked
+// completely, holds more than maxSnapshot entries or a name with a newline
+// (then it is not cached).
 func takeSnapshot(dir string) (snapshot, bool) {
-	h := sha256.New()
-	var files []string
-	var buf []byte
+	root, id, ok := openRootDir(dir)
+	if !ok {
+		return snapshot{}, false
+	}
+	defer root.close()
+	ih := newIdentHash()
+	var files strings.Builder
+	n := 0
 	var newest int64
-	add := func(rel string, fi fs.FileInfo) {
-		files = append(files, rel)
-		buf = appendIdent(buf[:0], rel, fi)
-		h.Write(buf)
-		t := int64(ctimeNano(fi))
+	add := func(rel string, id entryIdent) {
+		if n > 0 {
+			files.WriteByte('\n')
+		}
+		files.WriteString(rel)
+		n++
+		ih.add(rel, id)
+		t := int64(id.ctime)
 		if t == 0 {
-			t = fi.ModTime().UnixNano()
+			t = int64(id.mtime)
 		}
 		newest = max(newest, t)
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return snapshot{}, false
-	}
-	add(".", fi)
-	var walk func(abs, rel string) bool
-	walk = func(abs, rel string) bool {
-		ents, err := os.ReadDir(abs)
-		if err != nil {
+	add(".", id)
+	var walk func(d dirHandle, rel string) bool
+	walk = func(d dirHandle, rel string) bool {
+		names, ok := d.names()
+		if !ok {
 			return false
 		}
-		for _, e := range ents {
-			if len(files) >= maxSnapshot {
+		for _, name := range names {
+			if n >= maxSnapshot || strings.IndexByte(name, '\n') >= 0 {
 				return false
 			}
-			r := e.Name()
+			r := name
 			if rel != "" {
-				r = rel + "/" + r
+				r = rel + "/" + name
 			}
-			a := filepath.Join(abs, e.Name())
-			fi, err := os.Lstat(a)
-			if err != nil {
+			id, ok := d.stat(name)
+			if !ok {
 				return false
 			}
-			add(r, fi)
-			if fi.IsDir() && !walk(a, r) {
-				return false
+			add(r, id)
+			if id.dir {
+				sub, ok := d.open(name, id)
+				if !ok {
+					return false
+				}
+				ok = walk(sub, r)
+				sub.close()
+				if !ok {
+					return false
+				}
 			}
 		}
 		return true
 	}
-	if !walk(dir, "") {
+	if !walk(root, "") {
 		return snapshot{}, false
 	}
-	return snapshot{files: files, ident: hex.EncodeToString(h.Sum(nil)), newest: newest}, true
+	return snapshot{files: files.String(), ident: ih.hex(), newest: newest}, true
 }
 
-// checkSnapshot re-stats the recorded entries of dir and reports whether
-// every identity is unchanged. A folder's entries are listed before its
-// children, so a folder replaced by a link is caught at the folder (Lstat
-// sees the link) before anything beneath it is looked up.
-func checkSnapshot(dir string, files []string, ident string) bool {
-	if len(files) == 0 || len(files) > maxSnapshot || files[0] != "." {
+// checkSnapshot re-stats the recorded entries of dir (files, "\n"-joined
+// in walk order, "." first) and reports whether every identity is
+// unchanged. A folder is opened before anything beneath it is looked up,
+// never through a link, and only when it is the folder its own entry just
+// recorded; an entry out of walk order, a name that is not a plain
+// relative path, a link where a folder was, or any failed lookup is a miss.
+func checkSnapshot(dir, files, ident string) bool {
+	if files != "." && !strings.HasPrefix(files, ".\n") {
 		return false
 	}
-	h := sha256.New()
-	var buf []byte
-	for _, rel := range files {
-		p := dir
-		if rel != "." {
-			if !filepath.IsLocal(rel) {
-				return false
-			}
-			p = filepath.Join(dir, filepath.FromSlash(rel))
+	root, id, ok := openRootDir(dir)
+	if !ok {
+		return false
+	}
+	type open struct {
+		rel string // "" for the bundle folder
+		h   dirHandle
+	}
+	var stackBuf [4]open
+	stack := append(stackBuf[:0], open{"", root})
+	defer func() {
+		for _, o := range stack {
+			o.h.close()
 		}
-		fi, err := os.Lstat(p)
-		if err != nil {
+	}()
+	ih := newIdentHash()
+	ih.add(".", id)
+	prevRel, prevID := ".", id
+	n := 0
+	for rel := range strings.SplitSeq(files, "\n") {
+		if n++; n == 1 {
+			continue // "."
+		}
+		if n > maxSnapshot || rel == "." || !fs.ValidPath(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
 			return false
 		}
-		buf = appendIdent(buf[:0], rel, fi)
-		h.Write(buf)
+		parent, name := "", rel
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			parent, name = rel[:i], rel[i+1:]
+		}
+		// Close the folders the walk has left; open the one just recorded
+		// when rel is its first entry.
+		for top := stack[len(stack)-1]; top.rel != parent; top = stack[len(stack)-1] {
+			if parent == prevRel && prevID.dir && parentOf(parent) == top.rel {
+				sub, ok := top.h.open(name0(parent), prevID)
+				if !ok {
+					return false
+				}
+				stack = append(stack, open{parent, sub})
+				break
+			}
+			if len(stack) == 1 {
+				return false
+			}
+			top.h.close()
+			stack = stack[:len(stack)-1]
+		}
+		id, ok := stack[len(stack)-1].h.stat(name)
+		if !ok {
+			return false
+		}
+		ih.add(rel, id)
+		prevRel, prevID = rel, id
 	}
-	return hex.EncodeToString(h.Sum(nil)) == ident
+	return ih.equal(ident)
 }
 
-// appendIdent appends one entry's identity line.
-func appendIdent(buf []byte, rel string, fi fs.FileInfo) []byte {
-	ino, dev := fileIdent(fi)
-	buf = append(buf, rel...)
-	for _, n := range []uint64{uint64(fi.Mode()), uint64(fi.Size()), dev, ino, uint64(fi.ModTime().UnixNano()), ctimeNano(fi)} {
-		buf = append(buf, 0)
-		buf = strconv.AppendUint(buf, n, 16)
+// parentOf is the folder of a bundle-relative path ("" for the bundle
+// folder); name0 is its last element.
+func parentOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
 	}
-	return append(buf, '\n')
+	return ""
 }
+
+func name0(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
 
 // cachePath is the cache file of one bundles root in the per-user cache
 // folder (round2-decisions.md 2: in every mode, never in the runs folder),
@@ -327,7 +417,7 @@ func (rc *rootCache) record(w *workflow, sealed bool, pre snapshot) {
 	if pre.ident == "" || pre.newest >= rc.started.UnixNano()-int64(racyWindow) {
 		return
 	}
-	rc.out = append(rc.out, cachedBundle{Dir: w.dir, Sealed: sealed, Files: strings.Join(pre.files, "\n"), Ident: pre.ident,
+	rc.out = append(rc.out, cachedBundle{Dir: w.dir, Sealed: sealed, Files: pre.files, Ident: pre.ident,
 		BaseID: w.baseID, Available: w.available, Reason: string(w.reason), Params: w.params,
 		StepCount: w.stepCount, SchemaVersion: w.schemaVersion, ContentDigest: w.contentDigest, Encrypted: w.encrypted})
 }

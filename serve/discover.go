@@ -62,7 +62,7 @@ func (s *Server) discover() ([]*workflow, int) {
 	// Check the cached entries on every core (the per-file stat), then load
 	// the misses: plaintext on every core, sealed one at a time.
 	parallel(slots, func(sl *slot) {
-		if sl.cb != nil && !checkSnapshot(sl.dir, sl.cb.files(), sl.cb.Ident) {
+		if sl.cb != nil && !checkSnapshot(sl.dir, sl.cb.Files, sl.cb.Ident) {
 			sl.cb = nil
 		}
 	})

@@ -32,11 +32,3 @@ func ownerLocked(path string) bool {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return false
 }
-
-// fileIdent returns the inode and device of fi.
-func fileIdent(fi os.FileInfo) (ino, dev uint64) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino), uint64(st.Dev)
-	}
-	return 0, 0
-}
