@@ -340,7 +340,7 @@ func (s *Server) openRootCache(root string) *rootCache {
 		return rc
 	}
 	var c cacheFile
-	if json.Unmarshal(data, &c) != nil || c.V != cacheVersion || c.Root != root {
+	if !decodeCache(data, &c) || c.V != cacheVersion || c.Root != root {
 		return rc
 	}
 	rc.file = &c
