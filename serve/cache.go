@@ -5,13 +5,13 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +88,9 @@ type cachedBundle struct {
 	SchemaVersion *int     `json:"schema_version"`
 	ContentDigest string   `json:"content_digest,omitempty"`
 	Encrypted     bool     `json:"encrypted"`
+
+	// unchanged: checkAll found every identity as recorded (not stored).
+	unchanged bool
 }
 
 // snapshot is the walked identity of one bundle folder.
@@ -122,16 +125,18 @@ type identHash struct {
 
 func newIdentHash() *identHash { return &identHash{h: sha256.New(), buf: make([]byte, 0, 256)} }
 
-// add hashes one entry's identity line: its bundle-relative path ("." for
-// the folder), then each field in hex, NUL-separated.
+// add hashes one entry's identity record: its bundle-relative path ("."
+// for the folder) and a NUL, then each field as 8 little-endian bytes (a
+// fixed-size record after the NUL-terminated name: unambiguous, and no
+// number formatting per entry).
 func (ih *identHash) add(rel string, id entryIdent) {
 	b := append(ih.buf[:0], rel...)
+	b = append(b, 0)
 	for _, n := range [...]uint64{id.mode, id.size, id.dev, id.ino, id.mtime, id.ctime} {
-		b = append(b, 0)
-		b = strconv.AppendUint(b, n, 16)
+		b = binary.LittleEndian.AppendUint64(b, n)
 	}
-	ih.buf = append(b, '\n')
-	ih.h.Write(ih.buf)
+	ih.buf = b
+	ih.h.Write(b)
 }
 
 // equal reports whether the hash so far is the hex digest ident.
@@ -353,6 +358,19 @@ func (s *Server) openRootCache(root string) *rootCache {
 		rc.byDir[cb.Dir] = cb
 	}
 	return rc
+}
+
+// checkAll re-stats the recorded entries of every cached folder on every
+// core and marks the entries whose identity is unchanged.
+func (rc *rootCache) checkAll() {
+	if rc == nil || rc.file == nil {
+		return
+	}
+	cbs := make([]*cachedBundle, len(rc.file.Bundles))
+	for i := range rc.file.Bundles {
+		cbs[i] = &rc.file.Bundles[i]
+	}
+	parallel(cbs, func(cb *cachedBundle) { cb.unchanged = checkSnapshot(cb.Dir, cb.Files, cb.Ident) })
 }
 
 // entry returns the cache's entry for the candidate dir, or nil.

@@ -41,31 +41,36 @@ func (s *Server) discover() ([]*workflow, int) {
 		if err != nil {
 			root = r
 		}
+		// The cache is read and every entry's folder identity checked (the
+		// per-file stat, on every core) while the root is listed: neither
+		// needs the other, and the listing is one core's work. An entry is
+		// used only for a folder the listing then offers as a candidate.
+		var rc *rootCache
+		checked := make(chan struct{})
+		go func() {
+			defer close(checked)
+			rc = s.openRootCache(root)
+			rc.checkAll()
+		}()
 		cands, err := rootCandidates(root)
+		<-checked
 		if err != nil {
 			fmt.Fprintln(s.stderr, "serve: a bundles directory could not be read; its workflows are not served")
 			continue
 		}
 		s.warnEmptyRoot(n+1, cands)
-		rc := s.openRootCache(root)
 		roots, caches = append(roots, root), append(caches, rc)
 		for _, c := range cands {
 			sl := &slot{dir: c.Dir, rc: rc}
 			if c.Symlink {
 				sl.w = s.fromBundle(bundle.RefusedSymlink(c.Dir))
-			} else if sl.cb = rc.entry(c.Dir); sl.cb != nil && sl.cb.Sealed && !rc.keyMatches() {
-				sl.cb = nil // one key check per root, before the parallel part
+			} else if sl.cb = rc.entry(c.Dir); sl.cb != nil && (!sl.cb.unchanged || sl.cb.Sealed && !rc.keyMatches()) {
+				sl.cb = nil // changed, or sealed under another key (one key check per root)
 			}
 			slots = append(slots, sl)
 		}
 	}
-	// Check the cached entries on every core (the per-file stat), then load
-	// the misses: plaintext on every core, sealed one at a time.
-	parallel(slots, func(sl *slot) {
-		if sl.cb != nil && !checkSnapshot(sl.dir, sl.cb.Files, sl.cb.Ident) {
-			sl.cb = nil
-		}
-	})
+	// Load the misses: plaintext on every core, sealed one at a time.
 	var plain, sealed []*slot
 	for _, sl := range slots {
 		switch {
