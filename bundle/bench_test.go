@@ -3,11 +3,11 @@ package bundle
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/cputime"
 )
 
 // BenchmarkLoadPlainVector: full verification of one real Flow bundle
@@ -87,8 +87,4 @@ func BenchmarkCanonicalDigest(b *testing.B) {
 	}
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cputime.Now() }

@@ -8,11 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/cputime"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsonoracle"
 )
 
@@ -340,8 +340,4 @@ func cpuMetrics(b *testing.B, bytesPerOp int) func() {
 	}
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cputime.Now() }

@@ -2,7 +2,10 @@
 
 package fakehelper
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // Name is the fake's executable name.
 const Name = "python3"
@@ -19,3 +22,8 @@ func Install(t testing.TB) string {
 
 // Main reports that the fake helper is POSIX-only.
 func Main() int { return 2 }
+
+// BuildShared reports that there is no fake helper to build here.
+func BuildShared() (path string, cleanup func(), err error) {
+	return "", func() {}, errors.New("fakehelper: POSIX only")
+}
