@@ -349,6 +349,7 @@ func (s *Server) openRootCache(root string) *rootCache {
 		return rc
 	}
 	rc.file = &c
+	rc.out = make([]cachedBundle, 0, len(c.Bundles)) // a warm start keeps them all
 	rc.byDir = make(map[string]*cachedBundle, len(c.Bundles))
 	for i := range c.Bundles {
 		cb := &c.Bundles[i]
