@@ -161,13 +161,26 @@ func attentionList(io *IO, o *attentionOpts) error {
 
 // openTTY opens the controlling terminal for the typed confirmation; a
 // test knob.
-var openTTY = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+func openTTY() (io.ReadWriteCloser, error) {
+	if testOnlyTTY != nil {
+		return testOnlyTTY()
+	}
+	return os.OpenFile("/dev/tty", os.O_RDWR, 0)
+}
 
-// attentionOperator and attentionEnviron are test knobs.
-var (
-	attentionOperator = flowhelper.Operator
-	attentionEnviron  = os.Environ
-)
+// testOnlyTTY, when set, stands in for the controlling terminal.
+var testOnlyTTY func() (io.ReadWriteCloser, error)
+
+// testOnlyEnviron, when set, replaces os.Environ as the environment the
+// helper's child environment is built from.
+var testOnlyEnviron func() []string
+
+func attentionEnviron() []string {
+	if testOnlyEnviron != nil {
+		return testOnlyEnviron()
+	}
+	return os.Environ()
+}
 
 func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id string) error {
 	live := flowhelper.IsLive(action)
@@ -207,7 +220,7 @@ func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id s
 	fmt.Fprintf(st.Err, "item %s: %s (%s)\n  %s\n  next: %s\n  allowed: %s\n", it.ID, it.Category, it.Status, it.Headline, it.NextAction,
 		strings.Join(it.Capability.AllowedActions, ", "))
 
-	op, err := attentionOperator()
+	op, err := flowhelper.Operator()
 	if err != nil || op == "" {
 		return usageError(errors.New(flowhelper.MsgOperator))
 	}
@@ -312,7 +325,7 @@ func attentionReplay(ctx context.Context, st *IO, o *attentionOpts, root, action
 	if !ok || j.Action != action || !j.Replayable(action, j.CapabilityDigest, o.key) {
 		return false, nil
 	}
-	op, err := attentionOperator()
+	op, err := flowhelper.Operator()
 	if err != nil || op == "" {
 		return true, usageError(errors.New(flowhelper.MsgOperator))
 	}

@@ -39,9 +39,8 @@ func newAttFixture(t *testing.T, rules ...fakehelper.Rule) *attFixture {
 	if len(rules) > 0 {
 		env = append(env, "OPENADAPT_FAKE_HELPER_SCRIPT="+fakehelper.WriteScript(t, rules...))
 	}
-	old := attentionEnviron
-	attentionEnviron = func() []string { return env }
-	t.Cleanup(func() { attentionEnviron = old })
+	testOnlyEnviron = func() []string { return env }
+	t.Cleanup(func() { testOnlyEnviron = nil })
 	return f
 }
 
@@ -56,13 +55,12 @@ func (f *fakeTTY) Close() error                { return nil }
 
 func withTTY(t *testing.T, answer string) *fakeTTY {
 	tty := &fakeTTY{Reader: strings.NewReader(answer)}
-	old := openTTY
 	if answer == "<none>" {
-		openTTY = func() (io.ReadWriteCloser, error) { return nil, os.ErrNotExist }
+		testOnlyTTY = func() (io.ReadWriteCloser, error) { return nil, os.ErrNotExist }
 	} else {
-		openTTY = func() (io.ReadWriteCloser, error) { return tty, nil }
+		testOnlyTTY = func() (io.ReadWriteCloser, error) { return tty, nil }
 	}
-	t.Cleanup(func() { openTTY = old })
+	t.Cleanup(func() { testOnlyTTY = nil })
 	return tty
 }
 
@@ -117,7 +115,7 @@ func TestAttentionDecide(t *testing.T) {
 			t.Errorf("prompt %q", tty.out.String())
 		}
 		acts := f.acts(t)
-		op, _ := attentionOperator()
+		op, _ := flowhelper.Operator()
 		if len(acts) != 1 || acts[0]["decided_by"] != "human" || acts[0]["operator"] != op || acts[0]["operator"] == "spoofed" {
 			t.Fatalf("acts %v", acts)
 		}

@@ -37,11 +37,15 @@ type authoringOpts struct {
 // session can be opened.
 var errNoAuthoringSession = errors.New("openadapt_flow.authoring is not available")
 
+// testOnlyOpenSession, when set, replaces openAuthoringSession (tests with
+// a scripted session).
+var testOnlyOpenSession func(ctx context.Context, o authoringOpts) (authoring.Session, func(), error)
+
 // openAuthoringSession starts the Flow helper in a private 0700 temporary
 // directory (flow-helper.md §12.18), probes openadapt_flow.authoring and
 // opens the session; the recording is kept in
-// <per-user state>/authoring/<instance>. Tests replace it.
-var openAuthoringSession = func(ctx context.Context, o authoringOpts) (authoring.Session, func(), error) {
+// <per-user state>/authoring/<instance>.
+func openAuthoringSession(ctx context.Context, o authoringOpts) (authoring.Session, func(), error) {
 	words, err := flowrun.SplitCommand(o.flowCLI)
 	if err != nil || len(words) == 0 {
 		return nil, nil, usageErrorf("--flow-cli is not a command")
@@ -226,7 +230,11 @@ func runAuthoringConnect(ctx context.Context, io *IO, o authoringOpts, arg strin
 	defer closer.Close()
 	// 3. The local authoring session, probed before the one-time token is
 	// spent (flow-helper.md §12.18).
-	sess, closeSess, err := openAuthoringSession(ctx, o)
+	open := openAuthoringSession
+	if testOnlyOpenSession != nil {
+		open = testOnlyOpenSession
+	}
+	sess, closeSess, err := open(ctx, o)
 	if err != nil {
 		var u *usageErr
 		if errors.As(err, &u) && !errors.Is(err, errNoAuthoringSession) {

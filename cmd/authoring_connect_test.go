@@ -42,8 +42,8 @@ func connectEnv(t *testing.T, term mailbox.Terminal, sess authoring.Session) *fm
 	t.Helper()
 	srv := fm.New(t)
 	t.Setenv(mailbox.OriginEnv, srv.Origin())
-	oldTerm, oldOpen := testOnlyTerminal, openAuthoringSession
-	t.Cleanup(func() { testOnlyTerminal, openAuthoringSession = oldTerm, oldOpen })
+	oldTerm, oldOpen := testOnlyTerminal, testOnlyOpenSession
+	t.Cleanup(func() { testOnlyTerminal, testOnlyOpenSession = oldTerm, oldOpen })
 	testOnlyTerminal = func() (mailbox.Terminal, io.Closer, error) {
 		if term == nil {
 			return nil, nil, mailbox.ErrNoTerminal
@@ -51,7 +51,7 @@ func connectEnv(t *testing.T, term mailbox.Terminal, sess authoring.Session) *fm
 		return term, nopCloser{}, nil
 	}
 	if sess != nil {
-		openAuthoringSession = func(context.Context, authoringOpts) (authoring.Session, func(), error) {
+		testOnlyOpenSession = func(context.Context, authoringOpts) (authoring.Session, func(), error) {
 			return sess, func() {}, nil
 		}
 	}
@@ -95,7 +95,7 @@ func TestAuthoringConnectRefusesBeforeSending(t *testing.T) {
 			if tc.name == "no Flow" {
 				t.Setenv("PATH", t.TempDir()) // no openadapt-flow: the real opener cannot find Flow's Python
 			} else if !tc.session {
-				openAuthoringSession = func(context.Context, authoringOpts) (authoring.Session, func(), error) {
+				testOnlyOpenSession = func(context.Context, authoringOpts) (authoring.Session, func(), error) {
 					return nil, nil, fmt.Errorf("%w with openadapt-flow 1.32.0", errNoAuthoringSession)
 				}
 			}

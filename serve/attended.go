@@ -350,7 +350,7 @@ func (s *Server) attendedProgress(ctx context.Context, req *mcp.CallToolRequest,
 	}
 	done := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(attendedProgressEvery)
+		tick := time.NewTicker(orDefault(testOnlyProgressEvery, attendedProgressEvery))
 		defer tick.Stop()
 		n := 0.0
 		for {
@@ -366,14 +366,30 @@ func (s *Server) attendedProgress(ctx context.Context, req *mcp.CallToolRequest,
 	return func() { close(done) }
 }
 
-var attendedProgressEvery = 10 * time.Second
+// attendedProgressEvery is the progress interval of a running attended
+// action; testOnlyProgressEvery, when positive, replaces it.
+const attendedProgressEvery = 10 * time.Second
+
+var testOnlyProgressEvery time.Duration
+
+// orDefault is d when a test set it (positive), else def.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
 
 // ---------------------------------------------------------------- elicitation (§9.2)
 
 // elicitSchema is the requested schema of the confirmation form.
 var elicitSchema = json.RawMessage(`{"type":"object","properties":{"confirmed":{"type":"boolean","title":"I confirm this attended action"}},"required":["confirmed"]}`)
 
-var elicitTimeout = 120 * time.Second
+// elicitTimeout bounds the confirmation form; testOnlyElicitTimeout, when
+// positive, replaces it.
+const elicitTimeout = 120 * time.Second
+
+var testOnlyElicitTimeout time.Duration
 
 const inputKey = "operator_confirmation"
 
@@ -421,7 +437,7 @@ func (s *Server) confirm(ctx context.Context, c *toolCall, t attendedTool, id, d
 	// 2025 eras: a real elicitation/create; inputResponses are ignored.
 	// Progress keeps a TS-SDK client's 60 s tools/call timeout from firing
 	// while the person thinks (§9.2).
-	ectx, cancel := context.WithTimeout(ctx, elicitTimeout)
+	ectx, cancel := context.WithTimeout(ctx, orDefault(testOnlyElicitTimeout, elicitTimeout))
 	defer cancel()
 	stop := s.attendedProgress(ectx, c.req, progressConfirm)
 	res, err := c.req.Session.Elicit(ectx, elicitParams(t))

@@ -21,9 +21,8 @@ import (
 // its own text). The fake holds the act until the test answers another
 // request, so the progress is seen during the wait, then the decision.
 func TestAttendedProgressWhileDispatched(t *testing.T) {
-	old := attendedProgressEvery
-	attendedProgressEvery = 2 * time.Millisecond
-	t.Cleanup(func() { attendedProgressEvery = old })
+	testOnlyProgressEvery = 2 * time.Millisecond
+	t.Cleanup(func() { testOnlyProgressEvery = 0 })
 	const held, release = "progress-key-0000001", "release-key-00000001"
 	a := newAttEnv(t, "", fakehelper.Rule{Op: "attended.act", Match: map[string]any{"idempotency_key": held}, WaitForKey: release,
 		Reply: json.RawMessage(`{"decision":{"decision_id":"` + strings.Repeat("c", 32) + `","action":"escalate","status":"escalated","message":"m","report_success":null,"next_transition":null,"transition_receipt_digest":null}}`)})

@@ -212,8 +212,8 @@ func TestAttendedStartupRefusals(t *testing.T) {
 	})
 	t.Run("operator", func(t *testing.T) {
 		a := newAttEnv(t, "")
-		defer func(f func() (string, error)) { operatorFn = f }(operatorFn)
-		operatorFn = func() (string, error) { return "", errors.New("no account") }
+		defer func() { testOnlyOperator = nil }()
+		testOnlyOperator = func() (string, error) { return "", errors.New("no account") }
 		check(t, a.opts(), "attended actions require a server-derived local operator identity")
 	})
 	t.Run("operator mismatch", func(t *testing.T) {
@@ -361,7 +361,7 @@ func TestAttendedChecksOrder(t *testing.T) {
 }
 
 // TestAttendedElicitationAnswers: the answer cases run in parallel once the
-// sequential "timeout" case (it sets elicitTimeout) has restored the default.
+// sequential "timeout" case (it sets testOnlyElicitTimeout) has restored the default.
 func TestAttendedElicitationAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -402,8 +402,8 @@ func TestAttendedElicitationAnswers(t *testing.T) {
 	}
 	t.Run("timeout", func(t *testing.T) {
 		a := newAttEnv(t, "")
-		defer func(d time.Duration) { elicitTimeout = d }(elicitTimeout)
-		elicitTimeout = 50 * time.Millisecond
+		defer func() { testOnlyElicitTimeout = 0 }()
+		testOnlyElicitTimeout = 50 * time.Millisecond
 		release := make(chan struct{})
 		defer close(release)
 		s := elicitSession(t, a.opts(), "2025-11-25", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) { <-release; return nil, errors.New("late") })

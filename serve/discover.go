@@ -87,8 +87,8 @@ func (s *Server) discover() ([]*workflow, int) {
 		}
 	}
 	load := func(sl *slot) {
-		if testHookLoad != nil {
-			testHookLoad(sl.dir)
+		if testOnlyLoadHook != nil {
+			testOnlyLoadHook(sl.dir)
 		}
 		// The identity is taken BEFORE the load: any change after it, during
 		// the load or later, changes the identity the next start compares.
@@ -167,8 +167,8 @@ func parallel[T any](xs []T, f func(T)) {
 	wg.Wait()
 }
 
-// testHookLoad, when set by a test, is called before each full load.
-var testHookLoad func(dir string)
+// testOnlyLoadHook, when set by a test, is called before each full load.
+var testOnlyLoadHook func(dir string)
 
 // bundleRoots are the --bundles roots in the order given.
 func (s *Server) bundleRoots() []string { return s.opts.roots() }

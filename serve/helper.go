@@ -40,7 +40,11 @@ func (s *Server) startHelper() error {
 	hs := &helperState{}
 	// a. the operator, from the effective uid (never USER/LOGNAME).
 	if o.AllowAttendedActions {
-		op, err := operatorFn()
+		operator := flowhelper.Operator
+		if testOnlyOperator != nil {
+			operator = testOnlyOperator
+		}
+		op, err := operator()
 		if err != nil || op == "" {
 			return configErrorf("%s", flowhelper.MsgOperator)
 		}
@@ -139,8 +143,9 @@ func (s *Server) startHelper() error {
 // testOnlyTimeouts shortens the helper's deadlines in tests.
 var testOnlyTimeouts flowhelper.Timeouts
 
-// operatorFn is flowhelper.Operator; a test knob.
-var operatorFn = flowhelper.Operator
+// testOnlyOperator, when set, replaces flowhelper.Operator (tests of a host
+// without a local account name).
+var testOnlyOperator func() (string, error)
 
 func startMsg(err error) string {
 	var se *flowhelper.StartError

@@ -25,8 +25,8 @@ func copyVector(t *testing.T, rel, dst string) string {
 // countLoads counts full verifications until the test ends.
 func countLoads(t *testing.T) *atomic.Int64 {
 	var n atomic.Int64
-	testHookLoad = func(string) { n.Add(1) }
-	t.Cleanup(func() { testHookLoad = nil })
+	testOnlyLoadHook = func(string) { n.Add(1) }
+	t.Cleanup(func() { testOnlyLoadHook = nil })
 	return &n
 }
 

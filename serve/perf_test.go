@@ -104,9 +104,8 @@ func (r *rawSession) listAll() []string {
 // transport without the page cache), for every page of a paged list, in
 // both protocol eras. No sentinel ever reaches the wire.
 func TestToolsListPreEncoded(t *testing.T) {
-	old := maxListBytes
-	maxListBytes = 1 // pages of 5 tools
-	defer func() { maxListBytes = old }()
+	testOnlyMaxListBytes = 1 // pages of 5 tools
+	defer func() { testOnlyMaxListBytes = 0 }()
 	e := newEnv(t)
 	for i := range 7 {
 		e.demo(fmt.Sprintf("demo%d", i), testBundle{salt: fmt.Sprintf("pre%d", i)})

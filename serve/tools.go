@@ -261,8 +261,11 @@ func (s *Server) addTool(d toolDef, h toolHandler) {
 }
 
 // maxListBytes keeps every tools/list page under the 4 MiB frame bound
-// (§12) with room for the envelope.
-var maxListBytes = 3_800_000 // a variable for TestToolsListPreEncoded
+// (§12) with room for the envelope; testOnlyMaxListBytes, when positive, replaces it (TestToolsListPreEncoded
+// pages a small list).
+const maxListBytes = 3_800_000
+
+var testOnlyMaxListBytes int
 
 // pageSize is the tools/list page size: everything in one page when it fits
 // in a frame (§2: at least 5000), else as many of the largest tool as fit.
@@ -279,10 +282,14 @@ func (s *Server) pageSize() int {
 		total += n
 		largest = max(largest, n)
 	}
-	if total <= maxListBytes || largest == 0 {
+	limit := maxListBytes
+	if testOnlyMaxListBytes > 0 {
+		limit = testOnlyMaxListBytes
+	}
+	if total <= limit || largest == 0 {
 		return 10000
 	}
-	return max(5, maxListBytes/largest)
+	return max(5, limit/largest)
 }
 
 // schemaFor returns the outputSchema bytes and their resolved form for a

@@ -53,10 +53,9 @@ func TestAuthoringLineWithStubFlow(t *testing.T) {
 		// The OPENADAPT_STUBFLOW_* knobs reach the helper by the child
 		// environment's prefix; PYTHONPATH (which doctor drops) is set by
 		// the wrapper, as realflow's wrapper sets its own.
-		old := helperEnviron
-		helperEnviron = func() []string { return append(os.Environ(), st.Vars...) }
+		testOnlyEnviron = func() []string { return append(os.Environ(), st.Vars...) }
 		c := authoringLine(t, HelperChecks(context.Background(), HelperOptions{FlowCLI: shWrapper(t, "1.32.0"), FlowPython: py}))
-		helperEnviron = old
+		testOnlyEnviron = nil
 		if c.Status != tc.status || c.Message != tc.msg {
 			t.Errorf("mode %q: %+v", tc.mode, c)
 		}

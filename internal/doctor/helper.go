@@ -46,11 +46,16 @@ type HelperOptions struct {
 // [LedgerFunc], so report tests need no Python.
 type HelperFunc func(ctx context.Context, o HelperOptions) []Check
 
-// helperOperator and helperEnviron are test knobs.
-var (
-	helperOperator = flowhelper.Operator
-	helperEnviron  = os.Environ
-)
+// testOnlyEnviron, when set, replaces os.Environ as the environment the
+// helper's child environment is built from.
+var testOnlyEnviron func() []string
+
+func helperEnviron() []string {
+	if testOnlyEnviron != nil {
+		return testOnlyEnviron()
+	}
+	return os.Environ()
+}
 
 // HelperChecks is the [HelperFunc] of a real machine.
 func HelperChecks(ctx context.Context, o HelperOptions) []Check {
@@ -115,7 +120,7 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 	tmp := troot.Join(tmpRel)
 	var id [6]byte
 	_, _ = rand.Read(id[:])
-	op, _ := helperOperator()
+	op, _ := flowhelper.Operator()
 	t0 := time.Now()
 	h, err := flowhelper.Start(ctx, flowhelper.Config{Interpreter: interp, StateDir: filepath.Join(tmp, "state"),
 		Instance: "doctor-" + hex.EncodeToString(id[:]), Env: env, Operator: op})

@@ -4,6 +4,6 @@ import "testing"
 
 // SetSemWaitHook sets the in-flight-limit hook for t's duration.
 func SetSemWaitHook(t *testing.T, f func(op string, fields any)) {
-	semWaitHook = f
-	t.Cleanup(func() { semWaitHook = nil })
+	testOnlySemWaitHook = f
+	t.Cleanup(func() { testOnlySemWaitHook = nil })
 }

@@ -27,9 +27,9 @@ const MaxFrame = 65536
 // MaxInFlight is the number of requests Go keeps in flight (§3.2).
 const MaxInFlight = 8
 
-// semWaitHook, set only by tests, is called when a request finds all
+// testOnlySemWaitHook, set only by tests, is called when a request finds all
 // MaxInFlight slots taken and waits.
-var semWaitHook func(op string, fields any)
+var testOnlySemWaitHook func(op string, fields any)
 
 // exitDrain bounds how long frames written before the helper's exit are
 // still read once cmd.Wait has returned.
@@ -511,8 +511,8 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 	case h.sem <- struct{}{}:
 	default:
 		// Every slot is taken: wait for one (§3.2).
-		if semWaitHook != nil {
-			semWaitHook(op, fields)
+		if testOnlySemWaitHook != nil {
+			testOnlySemWaitHook(op, fields)
 		}
 		select {
 		case h.sem <- struct{}{}:
