@@ -24,11 +24,11 @@ import (
 func TestMain(m *testing.M) {
 	fakeflow.RunIfInvoked()
 	fakehelper.RunIfInvoked()
-	progressEvery = 100 * time.Millisecond
+	testOnlyRunProgressEvery = 100 * time.Millisecond
 	// Most tests wait on fake Flow runs, run waits and timeouts: run eight
-	// at once. Tests that set a package variable (testOnly…,
-	// testOnlyElicitTimeout) or the environment stay sequential, and Go runs every
-	// sequential test before any parallel one resumes.
+	// at once. Tests that set a package variable (testOnly…) or the
+	// environment stay sequential, and Go runs every sequential test before
+	// any parallel one resumes.
 	testutil.Parallel(8)
 	flow, cleanup, err := fakeflow.BuildShared()
 	if err != nil {

@@ -23,8 +23,11 @@ const maxFinished = 256
 // binding was just published by a concurrent call.
 const recordGrace = 2 * time.Second
 
-// progressEvery is the progress notification period (§7.4).
-var progressEvery = 5 * time.Second
+// progressEvery is the progress notification period (§7.4);
+// testOnlyRunProgressEvery, when positive, replaces it.
+const progressEvery = 5 * time.Second
+
+var testOnlyRunProgressEvery time.Duration
 
 // liveRun is a run this instance owns.
 type liveRun struct {
@@ -255,7 +258,7 @@ func (m *runManager) wait(ctx context.Context, req *mcp.CallToolRequest, runID s
 	if req != nil && req.Params != nil {
 		token = req.Params.GetProgressToken()
 	}
-	tick := time.NewTicker(progressEvery)
+	tick := time.NewTicker(orDefault(testOnlyRunProgressEvery, progressEvery))
 	defer tick.Stop()
 	poll := time.NewTicker(250 * time.Millisecond)
 	defer poll.Stop()
