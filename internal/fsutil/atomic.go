@@ -59,8 +59,8 @@ func (r *Root) CreateFile(rel string, data []byte, perm fs.FileMode) error {
 // missing) with perm and the content of fill, fsynced and closed. The
 // temporary is pending until the caller untracks it; on error it is
 // already removed.
-func (r *Root) writeTemp(rel string, perm fs.FileMode, fill func(*os.File) error) (tmp, cleanRel string, err error) {
-	rel, err = clean(rel)
+func (r *Root) writeTemp(rel string, perm fs.FileMode, fill func(*os.File) error) (string, string, error) {
+	rel, err := clean(rel)
 	if err != nil {
 		return "", "", err
 	}
@@ -68,7 +68,7 @@ func (r *Root) writeTemp(rel string, perm fs.FileMode, fill func(*os.File) error
 	if err := r.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
-	tmp = joinRel(dir, "."+base+".tmp-"+randomSuffix())
+	tmp := joinRel(dir, "."+base+".tmp-"+randomSuffix())
 	if err := creating(); err != nil {
 		return "", "", err
 	}
@@ -77,23 +77,24 @@ func (r *Root) writeTemp(rel string, perm fs.FileMode, fill func(*os.File) error
 		return "", "", fmt.Errorf("creating temporary file for %s: %w", base, err)
 	}
 	r.track(tmp)
-	defer func() {
-		if err != nil {
-			f.Close()
-			r.Remove(tmp)
-			r.untrack(tmp)
-		}
-	}()
-	if err = f.Chmod(perm); err != nil {
-		return "", "", fmt.Errorf("setting mode of %s: %w", base, err)
-	}
-	if err = fill(f); err != nil {
+	fail := func(err error) (string, string, error) {
+		f.Close()
+		r.Remove(tmp)
+		r.untrack(tmp)
 		return "", "", err
 	}
-	if err = f.Sync(); err != nil {
-		return "", "", fmt.Errorf("syncing %s: %w", base, err)
+	if err := f.Chmod(perm); err != nil {
+		return fail(fmt.Errorf("setting mode of %s: %w", base, err))
 	}
-	if err = f.Close(); err != nil {
+	if err := fill(f); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("syncing %s: %w", base, err))
+	}
+	if err := f.Close(); err != nil {
+		r.Remove(tmp)
+		r.untrack(tmp)
 		return "", "", fmt.Errorf("closing %s: %w", base, err)
 	}
 	return tmp, rel, nil

@@ -425,3 +425,26 @@ func TestCreateFile(t *testing.T) {
 		t.Fatalf("second package-level create: %v", err)
 	}
 }
+
+// TestWriteFileFuncFailure: when fill fails (a canceled pack), the
+// temporary is removed at once and nothing stays pending or in the folder.
+func TestWriteFileFuncFailure(t *testing.T) {
+	dir := t.TempDir()
+	r := openRoot(t, dir)
+	boom := errors.New("canceled")
+	err := r.WriteFileFunc("out/x.skill", 0o644, func(f *os.File) error {
+		if _, err := f.Write([]byte("part")); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want the fill's error", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "out")); len(ents) != 0 {
+		t.Fatalf("left in the folder: %v", ents)
+	}
+	if n := pendingCount(); n != 0 {
+		t.Fatalf("%d temporaries still pending", n)
+	}
+}
