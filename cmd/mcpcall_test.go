@@ -26,7 +26,7 @@ func mcpCall(ts *testscript.TestScript, neg bool, args []string) {
 	tool, rawArgs := args[0], args[1]
 	cmd := exec.Command("openadapt-agent", append([]string{"serve"}, args[2:]...)...)
 	cmd.Dir = ts.Getenv("WORK")
-	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME")}
+	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "GORACE=" + ts.Getenv("GORACE"), "HOME=" + ts.Getenv("HOME")}
 	for _, name := range strings.Fields(ts.Getenv("MCP_CALL_ENV")) {
 		cmd.Env = append(cmd.Env, name+"="+ts.Getenv(name))
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -42,6 +43,7 @@ type sharedFakes struct{ m *testing.M }
 
 func (s sharedFakes) Run() int {
 	testutil.Parallel(8)
+	noRaceExitSleep()
 	path := os.Getenv("PATH")
 	flow, flowCleanup, err := fakeflow.BuildShared()
 	if err != nil {
@@ -61,6 +63,26 @@ func (s sharedFakes) Run() int {
 	return s.m.Run()
 }
 
+// noRaceExitSleep sets atexit_sleep_ms=0 in GORACE (keeping any other
+// option) for the children of these tests: a program built with -race that
+// exits 0 otherwise sleeps 1 s first (the race detector's default, to catch
+// races in goroutines still running), and every openadapt-agent a test
+// starts is the race-built test binary when the tests run under -race. A
+// race found in a child is still reported and still makes it exit 66.
+// Children whose environment a test builds get it through childEnv.
+func noRaceExitSleep() {
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms=") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+}
+
+// childEnv starts the environment of a child the test builds from scratch:
+// PATH (testscript's bin/ and the shared fakes) and GORACE
+// (noRaceExitSleep), then kv.
+func childEnv(kv ...string) []string {
+	return append([]string{"PATH=" + os.Getenv("PATH"), "GORACE=" + os.Getenv("GORACE")}, kv...)
+}
+
 // TestScript runs the CLI contract in testdata/script/*.txtar.
 func TestScript(t *testing.T) {
 	t.Parallel()
@@ -76,6 +98,7 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("TESTDATA", wd+"/../testdata")
+			env.Setenv("GORACE", os.Getenv("GORACE")) // noRaceExitSleep
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

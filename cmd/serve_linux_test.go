@@ -35,7 +35,7 @@ func TestServeKill9Reconciles(t *testing.T) {
 	if err := syscall.Mkfifo(ready, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "OPENADAPT_FAKE_FLOW_MODE=hang-ignore-term", "OPENADAPT_FAKE_FLOW_READY=" + ready}
+	env := childEnv("HOME="+root, "OPENADAPT_FAKE_FLOW_MODE=hang-ignore-term", "OPENADAPT_FAKE_FLOW_READY="+ready)
 	cmd := exec.Command("openadapt-agent", args...)
 	cmd.Env = env
 	ctx := context.Background()
@@ -125,7 +125,7 @@ func TestServeSIGTERM(t *testing.T) {
 	root := t.TempDir()
 	runs := filepath.Join(root, "runs")
 	cmd := exec.Command("openadapt-agent", "serve", "--bundles", "../testdata/flow/plain", "--allow-run", "--runs-dir", runs, "--run-wait", "1")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "OPENADAPT_FAKE_FLOW_MODE=hang"}
+	cmd.Env = childEnv("HOME="+root, "OPENADAPT_FAKE_FLOW_MODE=hang")
 	stdin, _ := cmd.StdinPipe()
 	defer stdin.Close()
 	stdout, _ := cmd.StdoutPipe()

@@ -29,7 +29,7 @@ func TestServeStdoutPurity(t *testing.T) {
 	}
 	os.Symlink(filepath.Join(bundles, "good"), filepath.Join(bundles, "linked"))
 	cmd := exec.Command("openadapt-agent", "serve", "--bundles", bundles, "--allow-run", "--runs-dir", filepath.Join(root, "runs"), "--flow-cli", filepath.Join(root, "missing-flow"))
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root}
+	cmd.Env = childEnv("HOME=" + root)
 	stdin, _ := cmd.StdinPipe()
 	stdoutPipe, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -136,7 +136,7 @@ func TestServeOversizeFrame(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "bundles"), 0o755)
 	cmd := exec.Command("openadapt-agent", "serve", "--bundles", filepath.Join(root, "bundles"), "--runs-dir", filepath.Join(root, "runs"))
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root}
+	cmd.Env = childEnv("HOME=" + root)
 	stdin, _ := cmd.StdinPipe()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -39,7 +39,7 @@ func startChild(t testing.TB, dir string, env []string, args ...string) *child {
 	t.Helper()
 	c := exec.Command("openadapt-agent", args...)
 	c.Dir = dir
-	c.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir()}, env...)
+	c.Env = append(childEnv("HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir()), env...)
 	ch := &child{cmd: c, done: make(chan struct{})}
 	var err error
 	if ch.stdout, err = c.StdoutPipe(); err != nil {

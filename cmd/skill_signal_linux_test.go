@@ -40,7 +40,7 @@ func TestSkillInstallSIGTERMWhileWaitingForLock(t *testing.T) {
 	}
 	c := exec.Command("openadapt-agent", "skill", "install", src, "--agent", "codex")
 	c.Dir = proj
-	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	c.Env = childEnv("HOME=" + t.TempDir())
 	stderr, _ := c.StderrPipe()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestSkillPackSIGTERMLeavesNothing(t *testing.T) {
 	defer errR.Close()
 
 	c := exec.Command("openadapt-agent", "skill", "pack", src, "-o", filepath.Join(outDir, "x.skill"))
-	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	c.Env = childEnv("HOME=" + t.TempDir())
 	c.Stderr = errW
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
