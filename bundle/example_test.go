@@ -25,7 +25,9 @@ func ExampleLoad() {
 }
 
 func ExampleDiscover() {
-	bs, err := bundle.Discover("../testdata/flow/tampered", bundle.WithKey("test-passphrase"))
+	// Without a key the sealed bundles fail with missing_key under their
+	// keyless ids; WithKey (or OPENADAPT_BUNDLE_KEY) opens them.
+	bs, err := bundle.Discover("../testdata/flow/tampered", bundle.WithoutKey())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -35,8 +37,8 @@ func ExampleDiscover() {
 	}
 	// Output:
 	// workflow_3bd932e2c8c6cb31b8050cae failed asset_missing true
-	// workflow_a966e495b86f5c0a25e9c64d failed decrypt_failed true
-	// workflow_edb9a4e02510fac5d46496a5 failed decrypt_failed true
+	// workflow_a966e495b86f5c0a25e9c64d failed missing_key true
+	// workflow_edb9a4e02510fac5d46496a5 failed missing_key true
 	// workflow_7bcd42691c4fe69a620340f5 failed content_digest_mismatch true
 	// workflow_0ac932a7a89bcf7b4d62bd34 verified  false
 	// workflow_3bd932e2c8c6cb31b8050cae_2 failed asset_hash_mismatch true

@@ -70,6 +70,7 @@ func strp(s string) *string {
 }
 
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	m := loadVectorManifest(t)
 	n := 0
 	for _, v := range m.Vectors {
@@ -78,6 +79,7 @@ func TestVectors(t *testing.T) {
 		}
 		n++
 		t.Run(v.ID, func(t *testing.T) {
+			t.Parallel()
 			var want bundleExpect
 			if err := json.Unmarshal(v.Expected, &want); err != nil {
 				t.Fatal(err)

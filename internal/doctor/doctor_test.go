@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,7 @@ func TestFlowCLISplitsAndProbes(t *testing.T) {
 }
 
 func TestBundles(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	tests := []struct {
 		name       string
@@ -164,6 +166,7 @@ func TestBundles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFake(t)
 			if tt.key != "" {
 				f.env["OPENADAPT_BUNDLE_KEY"] = tt.key
@@ -496,6 +499,7 @@ func TestReport(t *testing.T) {
 // the key, and requires that no workflow name, parameter value or the key
 // reaches the report.
 func TestNoProtectedData(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(vectors + "/MANIFEST.json")
 	if err != nil {
 		t.Fatal(err)
@@ -530,7 +534,8 @@ func TestNoProtectedData(t *testing.T) {
 	}
 	for _, run := range runs {
 		key, root := run.key, run.root
-		{
+		t.Run(root+"/key="+strconv.FormatBool(key != ""), func(t *testing.T) {
+			t.Parallel()
 			f := newFake(t)
 			f.path["claude"], f.path["codex"], f.path["cursor"] = true, true, true
 			if key != "" {
@@ -546,6 +551,6 @@ func TestNoProtectedData(t *testing.T) {
 			if key != "" && strings.Contains(out, key) {
 				t.Errorf("%s: the report contains the bundle key", root)
 			}
-		}
+		})
 	}
 }
