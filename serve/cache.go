@@ -55,8 +55,10 @@ const (
 )
 
 // keyCheckN is the key check's scrypt cost: Flow's seal default (N=2^15,
-// r=8, p=1). Tests lower it.
-var keyCheckN = 1 << 15
+// r=8, p=1); testOnlyKeyCheckN, when positive, replaces it (tests).
+const keyCheckN = 1 << 15
+
+var testOnlyKeyCheckN int
 
 // cacheLimit caps the cache file read at start.
 var cacheLimit = fsutil.Limit{Kind: "digest cache", Max: 64 << 20}
@@ -113,9 +115,19 @@ type entryIdent struct {
 
 // racyWindow: a folder with an entry changed less than this before its
 // snapshot is not cached ("racy git"): a second change within the same
-// file-system clock tick could leave every identity unchanged. Tests that
-// count verifications lower it.
-var racyWindow = time.Second
+// file-system clock tick could leave every identity unchanged.
+// testOnlyRacyWindow, when set, replaces it (tests that count
+// verifications).
+const racyWindow = time.Second
+
+var testOnlyRacyWindow *time.Duration
+
+func racyWindowNow() time.Duration {
+	if testOnlyRacyWindow != nil {
+		return *testOnlyRacyWindow
+	}
+	return racyWindow
+}
 
 // identHash accumulates the identity lines of one walk.
 type identHash struct {
@@ -417,7 +429,11 @@ func keyCheck(key, saltHex string) string {
 	if err != nil || len(salt) != 16 {
 		return ""
 	}
-	k, err := scrypt.Key([]byte(key), salt, keyCheckN, kcR, kcP, 32)
+	n := keyCheckN
+	if testOnlyKeyCheckN > 0 {
+		n = testOnlyKeyCheckN
+	}
+	k, err := scrypt.Key([]byte(key), salt, n, kcR, kcP, 32)
 	if err != nil {
 		return ""
 	}
@@ -433,7 +449,7 @@ func (rc *rootCache) record(w *workflow, sealed bool, pre snapshot) {
 		return
 	}
 	rc.changed = true
-	if pre.ident == "" || pre.newest >= rc.started.UnixNano()-int64(racyWindow) {
+	if pre.ident == "" || pre.newest >= rc.started.UnixNano()-int64(racyWindowNow()) {
 		return
 	}
 	rc.out = append(rc.out, cachedBundle{Dir: w.dir, Sealed: sealed, Files: pre.files, Ident: pre.ident,

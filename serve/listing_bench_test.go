@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 )
@@ -47,8 +46,7 @@ func BenchmarkSealedListing(b *testing.B) {
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		defer func(w time.Duration) { racyWindow = w }(racyWindow)
-		racyWindow = 0
+		setRacyWindow(b, 0)
 		cache := filepath.Join(root, "cache")
 		s, err := New(opts(cache), io.Discard)
 		if err != nil {

@@ -77,14 +77,13 @@ func TestListingVerifiesFully(t *testing.T) {
 	// Racy: with every file changed "just now" nothing is cached, so the
 	// next start verifies again (a change in the same clock tick could keep
 	// every identity).
-	defer func(w time.Duration) { racyWindow = w }(racyWindow)
-	racyWindow = time.Hour
+	setRacyWindow(t, time.Hour)
 	start(t, o)
 	start(t, o)
 	if n := loads.Swap(0); n != 6 {
 		t.Errorf("racy folders: %d full verifications over two starts, want 6", n)
 	}
-	racyWindow = 0
+	setRacyWindow(t, 0)
 	fresh := map[string]listed{
 		"a-good":    {true, ""},
 		"b-flipped": {false, bundle.IntegrityFailed},
@@ -194,8 +193,9 @@ func TestSealedListingCache(t *testing.T) {
 	const pass = "test-passphrase"
 	dir := filepath.Join(e.bundles, "sealed")
 	sealtest.Seal(t, filepath.Join("..", "testdata", "flow", "plain", "mockmed-triage-v3"), dir, pass)
-	defer func(n int, w time.Duration) { keyCheckN, racyWindow = n, w }(keyCheckN, racyWindow)
-	keyCheckN, racyWindow = sealtest.N, 0
+	testOnlyKeyCheckN = sealtest.N
+	t.Cleanup(func() { testOnlyKeyCheckN = 0 })
+	setRacyWindow(t, 0)
 	loads := countLoads(t)
 	withKey := func(key string) Options {
 		o := e.opts()
@@ -500,4 +500,10 @@ func TestBundleRoots(t *testing.T) {
 	if strings.Contains(errText, e.root) {
 		t.Errorf("a warning names a path: %s", errText)
 	}
+}
+
+// setRacyWindow sets the digest cache's racy window for the rest of the test.
+func setRacyWindow(t testing.TB, d time.Duration) {
+	testOnlyRacyWindow = &d
+	t.Cleanup(func() { testOnlyRacyWindow = nil })
 }
