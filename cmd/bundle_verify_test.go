@@ -167,6 +167,20 @@ func TestBundleVerifyJSONMatchesManifest(t *testing.T) {
 	if diff := cmp.Diff(norm(want), norm(d.Bundles)); diff != "" {
 		t.Errorf("with key (-want +got):\n%s", diff)
 	}
+	// The text view of a verified sealed bundle: the same line as a
+	// plaintext one (bundle_verify_vectors.txtar), from the sealed copy.
+	var sealed entry
+	for _, e := range want {
+		if e.Encrypted {
+			sealed = e
+		}
+	}
+	c := exec.Command("openadapt-agent", "bundle", "verify", sealed.Path)
+	c.Env = append(childEnv("HOME="+home), "OPENADAPT_BUNDLE_KEY="+m.Passphrase)
+	out, err := c.Output()
+	if wantLine := "verified " + sealed.WorkflowID + " sha256:" + *sealed.ContentDigest + " " + sealed.Path + "\n"; err != nil || !strings.HasSuffix(string(out), wantLine) {
+		t.Errorf("text view of the sealed copy: %v\n%s\nwant the line %q", err, out, wantLine)
+	}
 	var sealedArgs []string
 	for _, e := range wantNoKey {
 		sealedArgs = append(sealedArgs, e.Path)
