@@ -25,32 +25,12 @@ import (
 // 0755 executables and dirs), independent of the checkout's umask.
 func copyFixture(t testing.TB, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	testutil.CopyTree(t, src, dst, func(rel string, data []byte, mode fs.FileMode) (string, []byte, fs.FileMode) {
+		if mode&0o111 != 0 {
+			return rel, data, 0o755
 		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		fi, _ := d.Info()
-		mode := fs.FileMode(0o644)
-		if fi.Mode()&0o111 != 0 {
-			mode = 0o755
-		}
-		if err := os.WriteFile(out, data, mode); err != nil {
-			return err
-		}
-		return os.Chmod(out, mode)
+		return rel, data, 0o644
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // packFixture copies testdata/skill/pack/demo-pack into a temp folder and

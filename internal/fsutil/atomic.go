@@ -119,6 +119,12 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 
 // WriteFileFunc is [WriteFile] with the content streamed by fill.
 func WriteFileFunc(path string, perm fs.FileMode, fill func(*os.File) error) error {
+	return inParent(path, func(r *Root, base string) error { return r.WriteFileFunc(base, perm, fill) })
+}
+
+// inParent runs op on a root of path's folder (which must exist) with
+// path's final name.
+func inParent(path string, op func(r *Root, base string) error) error {
 	dir, base := filepath.Split(filepath.Clean(path))
 	if dir == "" {
 		dir = "."
@@ -128,22 +134,13 @@ func WriteFileFunc(path string, perm fs.FileMode, fill func(*os.File) error) err
 		return err
 	}
 	defer r.Close()
-	return r.WriteFileFunc(base, perm, fill)
+	return op(r, base)
 }
 
 // CreateFile is [Root.CreateFile] at a path whose folder is the root (it
 // must exist).
 func CreateFile(p string, data []byte, perm fs.FileMode) error {
-	dir, base := filepath.Split(filepath.Clean(p))
-	if dir == "" {
-		dir = "."
-	}
-	r, err := OpenRoot(dir, "")
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return r.CreateFile(base, data, perm)
+	return inParent(p, func(r *Root, base string) error { return r.CreateFile(base, data, perm) })
 }
 
 // ErrExists is returned by [Stage.Commit] when the final entry exists and

@@ -11,14 +11,13 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/scrypt"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 // N is the scrypt cost of sealed test containers (Flow's own is 2^15).
@@ -52,29 +51,13 @@ func Container(t testing.TB, plain []byte, pass string, aad bundle.AAD) []byte {
 // templates/ becomes <name>.enc, everything else is copied verbatim.
 func Seal(t testing.TB, src, dst, pass string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		slash := filepath.ToSlash(rel)
+	testutil.CopyTree(t, src, dst, func(rel string, data []byte, _ fs.FileMode) (string, []byte, fs.FileMode) {
 		switch {
-		case slash == "workflow.json":
-			data, out = Container(t, data, pass, bundle.AADWorkflow), out+".enc"
-		case strings.HasPrefix(slash, "templates/"):
-			data, out = Container(t, data, pass, bundle.AADTemplate), out+".enc"
+		case rel == "workflow.json":
+			return rel + ".enc", Container(t, data, pass, bundle.AADWorkflow), 0o644
+		case strings.HasPrefix(rel, "templates/"):
+			return rel + ".enc", Container(t, data, pass, bundle.AADTemplate), 0o644
 		}
-		return os.WriteFile(out, data, 0o644)
+		return rel, data, 0o644
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -12,6 +12,7 @@ package testutil
 import (
 	"bytes"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,5 +61,42 @@ func Parallel(n int) {
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
 		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
+}
+
+// CopyTree copies the files under src into dst (folders 0755), passing each
+// file through each: its slash-separated path relative to src, its bytes and
+// its mode in, the path, bytes and mode to write out. A nil each copies
+// verbatim with the source mode.
+func CopyTree(t testing.TB, src, dst string, each func(rel string, data []byte, mode fs.FileMode) (string, []byte, fs.FileMode)) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out, mode := filepath.ToSlash(rel), fi.Mode().Perm()
+		if each != nil {
+			out, data, mode = each(out, data, mode)
+		}
+		o := filepath.Join(dst, filepath.FromSlash(out))
+		if err := os.WriteFile(o, data, mode); err != nil {
+			return err
+		}
+		return os.Chmod(o, mode) // whatever the umask
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
