@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/cputime"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // BenchmarkLoadPlainVector: full verification of one real Flow bundle

@@ -3,7 +3,7 @@ package bundle
 import (
 	"sync"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // flowJSON are Flow's input rules (flow-bundle.md §5.2): no leading BOM,

@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"math/bits"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 
 	"golang.org/x/crypto/scrypt"
 )

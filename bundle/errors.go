@@ -141,7 +141,7 @@ func newErr(kind ErrorKind, format string, args ...any) *Error {
 }
 
 // sanitize keeps only what went wrong from an fs error (the errno, or the
-// reason of internal/fsutil), never the operation's path: an absolute path
+// reason of internal/util/fsutil), never the operation's path: an absolute path
 // is protected, and a bundle-relative one is named by the caller's detail
 // when it is safe to show (see [safeRel]). Message texts therefore never
 // carry a path placeholder or a path with its leading "/" cut off.

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/crypto/scrypt"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // testKDFN keeps synthetic sealed containers cheap; vectors use Flow's 2^15.

@@ -10,13 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsoncases"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsonoracle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // TestCanonicalJSONCases runs the vectors' canonical_json_cases (shared with
-// internal/pyjson's tests) through CanonicalJSON.
+// internal/util/pyjson's tests) through CanonicalJSON.
 func TestCanonicalJSONCases(t *testing.T) {
 	t.Parallel()
 	c, err := jsoncases.Load(vectorsDir)

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 const (

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // readMetadata fills the schema facts of §2 from the raw workflow JSON and

@@ -6,7 +6,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // anyAsset bounds nothing by size (callers cap what they read); the shared
@@ -14,7 +14,7 @@ import (
 var anyAsset = fsutil.Limit{Kind: "bundle file", Max: math.MaxInt64}
 
 // openNoFollow opens path for reading through the project's one bounded
-// open (internal/fsutil): a final symlink is errIsSymlink, a FIFO, socket,
+// open (internal/util/fsutil): a final symlink is errIsSymlink, a FIFO, socket,
 // device or folder is errNotRegular (refused without blocking: the open is
 // non-blocking and the type is checked on the opened descriptor). fi is the
 // opened file's, so callers need no second fstat.

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 

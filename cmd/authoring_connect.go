@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/mailbox"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring/mailbox"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // authoringOpts selects the local authoring session (the Flow helper's).

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/mailbox"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring/mailbox"
 	fm "github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakemailbox"
 )
 

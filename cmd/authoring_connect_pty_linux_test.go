@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/mailbox"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring/mailbox"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/authoringstub"
 	fm "github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakemailbox"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/ptytest"

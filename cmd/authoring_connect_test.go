@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/mailbox"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring/mailbox"
 	fm "github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakemailbox"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 )
 
 // BenchmarkRealFlowEscalateMCP (issue 13 item 9; BENCHMARKS.md "Flow helper
@@ -47,7 +47,7 @@ func BenchmarkRealFlowEscalateMCP(b *testing.B) {
 	env := []string{"PATH=" + filepath.Join(rf, "bin") + ":" + os.Getenv("PATH"), "HOME=" + home,
 		"OPENADAPT_DURABLE_AUTHORITY_DB=" + filepath.Join(T, "authority", "authority.sqlite3")}
 	python := filepath.Join(rf, "bin", "flow-python")
-	mk := exec.Command(python, "../internal/flowhelper/testdata/realflow/make_pause.py", runs, "run-bench")
+	mk := exec.Command(python, "../internal/flow/flowhelper/testdata/realflow/make_pause.py", runs, "run-bench")
 	mk.Env = env
 	out, err := mk.Output()
 	if err != nil {

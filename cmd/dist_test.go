@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/buildinfo"
 )
 
 // The distribution manifests live at the repository root. Tests named
@@ -120,7 +120,7 @@ func deepCopyJSON(t *testing.T, v map[string]any) map[string]any {
 }
 
 // TestDistVersionsAgree enforces the one source of truth: VERSION
-// (internal/buildinfo) equals server.json's version, every package version
+// (internal/util/buildinfo) equals server.json's version, every package version
 // and download URL, and manifest.json's version.
 func TestDistVersionsAgree(t *testing.T) {
 	t.Parallel()

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/buildinfo"
 )
 
 // cliDocsDir holds the generated command reference: Markdown under md/ and

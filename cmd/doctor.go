@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/doctor"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/buildinfo"
 )
 
 // testOnlyDoctorEnv, when set by tests, replaces the machine's environment.

@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // IO is what a command may use of the process: its streams and whether each

@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/userdirs"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/userdirs"
 	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 

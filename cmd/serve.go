@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/buildinfo"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/buildinfo"
 	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 

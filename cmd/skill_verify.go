@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/ledger"
 	"github.com/OpenAdaptAI/openadapt-agent/skill"
 )

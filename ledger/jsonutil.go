@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// ledger's JSON is internal/pyjson under ledger.md §3.1's rules: strict
+// ledger's JSON is internal/util/pyjson under ledger.md §3.1's rules: strict
 // UTF-8, no duplicate key, no lone surrogate, no BOM, nesting at most 512,
 // integers exact and unbounded; floats parse but have no canonical form.
 var ledgerJSON = pyjson.Options{MaxDepth: 512, Floats: pyjson.FloatRefuse}

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
@@ -92,7 +92,7 @@ func ArtifactDigest(algorithm, hexDigest string) (Artifact, error) {
 	return Artifact{algorithm: algorithm, digest: d}, nil
 }
 
-// readNoPath reads a regular file of at most lim (internal/fsutil); its
+// readNoPath reads a regular file of at most lim (internal/util/fsutil); its
 // error omits the path.
 func readNoPath(ctx context.Context, p string, lim fsutil.Limit) ([]byte, error) {
 	b, err := fsutil.ReadFile(ctx, p, lim)

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // Reasons (spec §13).

@@ -18,9 +18,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // D2 attended tools (mcp-surface.md §5.9, §9; flow-helper.md §4.3, §6,

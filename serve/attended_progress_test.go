@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 

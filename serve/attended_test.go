@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 )
 
 // D4 authoring tools (mcp-surface.md §10.2; flow-helper.md §12.1, §12.2,

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 )
 
 // TestAuthorityDBRecorded (flow-helper.md §12.24): a stateful server

@@ -18,9 +18,8 @@ import (
 	"golang.org/x/crypto/scrypt"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
 // The verified-digest cache (mcp-surface.md §7.1; round2-decisions 2, 17):
@@ -488,5 +487,5 @@ func (rc *rootCache) store(root string) {
 	if err != nil || !prepareCacheDir(filepath.Dir(rc.path)) {
 		return
 	}
-	_ = atomicfile.WriteFile(rc.path, data, 0o600)
+	_ = fsutil.WriteFile(rc.path, data, 0o600)
 }

@@ -3,11 +3,11 @@ package serve
 import (
 	"strconv"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // decodeCache parses the digest-cache file with the project's strict JSON
-// core (internal/pyjson: strict UTF-8, duplicate keys refused, bounded
+// core (internal/util/pyjson: strict UTF-8, duplicate keys refused, bounded
 // depth and integers) into c. The shape is exactly what [rootCache.store]
 // writes with encoding/json: every member of the right type, the
 // always-written members present, nothing else. Any doubt is false and the

@@ -10,8 +10,8 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
 // workflow is one discovered bundle as the server sees it. Fields marked

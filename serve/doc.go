@@ -13,7 +13,7 @@
 // text, and failure envelopes with stable codes and fixed recovery copy.
 // Protected data (names, recorded values, intents, paths, report bodies,
 // Flow output, exception text) reaches the wire only with
-// [Options].AllowProtectedExport. Runs go through internal/flowrun (Flow's
+// [Options].AllowProtectedExport. Runs go through internal/flow/flowrun (Flow's
 // fail-closed `run` as a child process); the server never executes anything
 // itself. There is no HTTP listener.
 //

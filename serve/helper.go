@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 )
 
 // The Flow-side helper (flow-helper.md §2): exactly one per server, started

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // Idempotency bindings (§7.3), in the agent state directory.

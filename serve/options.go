@@ -12,10 +12,10 @@ import (
 
 	"gopkg.in/yaml.v2"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/userdirs"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/userdirs"
 )
 
 // Options configure a server. cmd fills them from the flags of
@@ -34,7 +34,7 @@ type Options struct {
 	URL                            string
 	Config                         string
 	Policy                         string
-	RunsDir                        string  // "" means <per-user state dir>/openadapt-agent/runs (internal/userdirs)
+	RunsDir                        string  // "" means <per-user state dir>/openadapt-agent/runs (internal/util/userdirs)
 	Timeout                        float64 // seconds, (0, 86400]; cmd default 600
 	AllowURLOverride               bool
 	FlowCLI                        string // default "openadapt-flow"
@@ -418,7 +418,7 @@ func effectiveProfile(extra []string, config string) (string, error) {
 	}
 	fromConfig, configSet := "", false
 	if config != "" {
-		// The one bounded read (internal/fsutil): a FIFO or device is refused
+		// The one bounded read (internal/util/fsutil): a FIFO or device is refused
 		// at once, a file above 1 MiB before it is read.
 		data, err := fsutil.ReadFile(context.Background(), config, fsutil.DeploymentConfig)
 		switch {

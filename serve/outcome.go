@@ -1,14 +1,14 @@
 package serve
 
 import (
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // outcome is the public outcome of a run, frozen into its record when the
 // run becomes terminal (§7.4, [runstore.File.Freeze]) and never
 // reclassified. It is the only form an outcome takes between
-// internal/flowrun and the projection of R and R′, in memory and on disk.
+// internal/flow/flowrun and the projection of R and R′, in memory and on disk.
 type outcome = runstore.Outcome
 
 // interrupted is the outcome of a run the server stopped: at shutdown, when

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // rawSession drives a server over the framed transport with raw frames.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )

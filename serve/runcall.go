@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 )
 
 // The run call pipeline of §7.2, top to bottom. Step 1 (the name is

@@ -12,7 +12,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
 // Schemas are written as JSON text so the wire bytes are exactly the ones

@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // The agent state directory (§7.1): run records, owner locks and the
@@ -36,7 +35,7 @@ func (d stateDir) writeRecord(r *runRecord) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(d.recordPath(r.RunID), data, 0o600)
+	return fsutil.WriteFile(d.recordPath(r.RunID), data, 0o600)
 }
 
 // readRecord reads a run record; runID must already match its pattern. Any
@@ -82,7 +81,7 @@ func (d stateDir) idemKey() ([]byte, error) {
 
 // readRegular reads a state file: a regular file of at most max bytes,
 // never through a final symlink, without blocking on a FIFO
-// (internal/fsutil's bounded read).
+// (internal/util/fsutil's bounded read).
 func readRegular(p string, max int64) ([]byte, error) {
 	return fsutil.ReadFile(context.Background(), p, fsutil.Limit{Kind: "state file", Max: max}, fsutil.NoFollow)
 }

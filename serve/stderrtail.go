@@ -3,7 +3,7 @@ package serve
 import (
 	"path/filepath"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // The kept tail of Flow's stderr (issue 11 item 4; round2-decisions 4):

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 )
 
 // The workflow tools: list_workflows (§5.1), search_workflows (§5.7) and

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 func wantUnsafeArchive(t *testing.T, data []byte, contains string) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // Scope is where a skill is installed.

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // ErrNotInstalled: no installed skill matches a name given to [Remove].

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // Lock file versions written by the `skills` CLI (vercel-labs skills 1.7.4).
@@ -143,7 +143,7 @@ type object struct {
 func newObject() *object { return &object{vals: map[string]json.RawMessage{}} }
 
 // lockOptions are the rules a lock file is read under: the project's one
-// strict core (internal/pyjson). skills@1.7.4 writes the file with
+// strict core (internal/util/pyjson). skills@1.7.4 writes the file with
 // JSON.stringify, which never repeats a key, and reads it with JSON.parse,
 // which keeps a repeated key's last value. A file with a repeated key (at
 // any depth), invalid UTF-8 or a lone surrogate escape was therefore not

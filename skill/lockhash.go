@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // FolderHash returns the skills lock file's folder hash of the folder rel

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // oldParseObject is the lock-file parser lock.go had before issue 12 moved

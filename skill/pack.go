@@ -18,7 +18,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // Format is an archive format.
@@ -565,7 +565,7 @@ func PackFile(dir, out string, opt PackOptions) (res *PackResult, err error) {
 	return res, nil
 }
 
-// writeViaTemp writes path all-or-nothing through internal/fsutil: a
+// writeViaTemp writes path all-or-nothing through internal/util/fsutil: a
 // temporary sibling, filled, synced and renamed into place; a link at path
 // is replaced, never followed; on any error nothing is left behind.
 func writeViaTemp(path string, fill func(*os.File) error) error {

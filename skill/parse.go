@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v2"
 )

@@ -18,10 +18,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // Limits caps what [VerifyArchive] and [Install] read from an archive. The
@@ -115,7 +115,7 @@ func readSkillArchive(file string, opt VerifyOptions, sk sink) (*VerifyResult, e
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// One bounded open (internal/fsutil): a FIFO, socket or device is
+	// One bounded open (internal/util/fsutil): a FIFO, socket or device is
 	// refused at once, without blocking; the size cap is max-archive-size.
 	f, fi, err := fsutil.Open(file, fsutil.Limit{Kind: fsutil.Archive.Kind, Max: lim.MaxArchiveBytes})
 	if errors.Is(err, fsutil.ErrTooLarge) {

@@ -4,7 +4,7 @@
 # Builds a fresh real Flow runtime with ../shared/realflow/setup (Flow's own
 # code, a real Chromium, MockMed), exports OPENADAPT_REALFLOW_DIR and runs,
 # each under `timeout`:
-#   1. the real-Flow contract tests of the embedded helper (internal/flowhelper);
+#   1. the real-Flow contract tests of the embedded helper (internal/flow/flowhelper);
 #   2. [t14] the tutorial checks: a cold serve start prepares the tutorial
 #      once; a warm start, `tutorial prepare` and the helper test reuse it;
 #   3. the attended end-to-end checks through the real binary (serve +
@@ -48,7 +48,7 @@ export OPENADAPT_REALFLOW_DIR="$tmp/realflow"
 echo "50-real-flow: realflow ready ($(elapsed))"
 
 echo "50-real-flow: helper contract tests against real Flow"
-timeout 600 go test -count=1 -run 'RealFlow' ./internal/flowhelper/
+timeout 600 go test -count=1 -run 'RealFlow' ./internal/flow/flowhelper/
 
 # ---------------------------------------------------------------- tutorial (t14), cold serve start
 # ONE tutorial preparation per CI run (decision §12.20), made by the first,
@@ -175,7 +175,7 @@ preps=$(cat "$tut_tmp"/serve-*.err "$tut_tmp/prepare.err" | grep -c 'recording t
 echo "50-real-flow: tutorial: ok (prepared once, reused twice): $(cat "$tut_tmp/prepare.out")"
 
 echo "50-real-flow: helper tutorial test against the shared preparation"
-OPENADAPT_REALFLOW_TUTORIAL_DIR="$tut_runs/synthetic-tutorial" timeout 600 go test -count=1 -run 'RealFlowTutorial' ./internal/flowhelper/
+OPENADAPT_REALFLOW_TUTORIAL_DIR="$tut_runs/synthetic-tutorial" timeout 600 go test -count=1 -run 'RealFlowTutorial' ./internal/flow/flowhelper/
 
 # ---------------------------------------------------------------- attended e2e (a13)
 # The real binary + embedded helper + an MCP client with form elicitation

@@ -3,7 +3,7 @@
 // of workers (GOMAXPROCS unless -workers) it reads every regular file of every
 // bundle folder under ROOT once (open, fstat, one read of size+1 bytes),
 // hashes it with SHA-256, and makes one validating JSON pass over each .json
-// file: internal/pyjson's tokenizer under Flow's input rules, which is the
+// file: internal/util/pyjson's tokenizer under Flow's input rules, which is the
 // fastest strict check we have (2.2x encoding/json.Valid by CPU time on the
 // mockmed workflow.json), so the bound is as tight as it can honestly be.
 // It verifies nothing: it is the I/O, hashing and validation any verifier
@@ -23,7 +23,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // flow is bundle's input rules (flow-bundle.md §5.2).

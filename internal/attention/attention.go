@@ -25,7 +25,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // ErrNotFound is the single not-found answer of [Get]: a malformed id, an

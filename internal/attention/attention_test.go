@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 const flowVectors = "../../testdata/flow"

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // oldParseObject is the previous flowrun.ParseObject: the top-level members

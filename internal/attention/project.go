@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // Read limits. Reports follow flowrun's 16 MiB; pause and capability files
@@ -298,7 +298,7 @@ func readRegular(path string, limit int64) ([]byte, error) {
 }
 
 // readRegularInfo is readRegular that also returns the information of the
-// file it read, through the project's one bounded read (internal/fsutil:
+// file it read, through the project's one bounded read (internal/util/fsutil:
 // no-follow, non-blocking open, the type and size checked on the opened
 // descriptor, so no swap after a check slips anything in).
 func readRegularInfo(path string, limit int64) ([]byte, os.FileInfo, error) {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 )
 
 // OpenOptions start the Flow helper and open its authoring session.

@@ -3,7 +3,7 @@ package authoring
 import (
 	"strings"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
 // The PHI filter for labels (node names, automation ids, control types,

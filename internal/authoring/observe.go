@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
 // ObserveSchema is the schema_version of the observe projection.

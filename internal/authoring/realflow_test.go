@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/realflow"
 )
 

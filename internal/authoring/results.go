@@ -3,7 +3,7 @@ package authoring
 import (
 	"regexp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
 // The closed result shapes of the authoring tools other than observe. Each is

@@ -28,8 +28,8 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
 // MediaType identifies the `doctor --json` document.
@@ -96,7 +96,7 @@ type Env struct {
 	// HomeDir is the user's home folder, "" when unknown.
 	HomeDir string
 	// DefaultRunsDir is serve's default --runs-dir, the per-user state
-	// folder (internal/userdirs), "" when unknown.
+	// folder (internal/util/userdirs), "" when unknown.
 	DefaultRunsDir string
 	// WorkDir is the current folder; relative paths resolve against it.
 	WorkDir string

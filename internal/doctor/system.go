@@ -6,8 +6,8 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/userdirs"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/userdirs"
 )
 
 // FlowVersionTimeout bounds the `--version` probe of the Flow command.

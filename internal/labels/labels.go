@@ -3,7 +3,7 @@
 // description that the operator chose to let leave the machine. Bundle data
 // never fills it.
 //
-// The file is one strict JSON object (internal/pyjson rules: UTF-8, no
+// The file is one strict JSON object (internal/util/pyjson rules: UTF-8, no
 // duplicate keys, no BOM), at most [fsutil.Labels] bytes, read as a regular
 // file (a FIFO or device is refused before reading):
 //
@@ -24,9 +24,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
 // The format's fixed values.
@@ -36,7 +36,7 @@ const (
 	MaxDescription = 280 // code points
 )
 
-// maxID bounds an id: serve's workflow-id syntax (internal/workflowid) with
+// maxID bounds an id: serve's workflow-id syntax (internal/util/workflowid) with
 // a duplicate suffix of at most 9 digits, so an id stays short.
 const maxID = len("workflow_") + 24 + len("_") + 9
 

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // testOnlyEUID replaces os.Geteuid in tests, so that a folder owned by

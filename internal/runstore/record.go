@@ -6,10 +6,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/workflowid"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
 // Phases of a run record.

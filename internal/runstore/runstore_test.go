@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 const (

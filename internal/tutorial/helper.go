@@ -3,7 +3,7 @@ package tutorial
 import (
 	"context"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 )
 
 // FromHelper adapts the Flow-side helper to [Helper].

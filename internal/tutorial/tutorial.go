@@ -29,9 +29,9 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/atomicfile"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/lazyre"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // WorkflowID is the tutorial's fixed workflow id (mcp-surface.md §5.6).
@@ -98,7 +98,7 @@ type Result struct {
 }
 
 // Helper is the part of the Flow-side helper the tutorial uses
-// (internal/flowhelper's *Helper through a small adapter).
+// (internal/flow/flowhelper's *Helper through a small adapter).
 type Helper interface {
 	// PrepareTutorial sends tutorial.prepare; progress is called once per
 	// progress frame, in order, before it returns.
@@ -233,7 +233,7 @@ func Prepare(ctx context.Context, h Helper, o Options) (*Session, error) {
 		h: h, statePath: StatePath(o.StateDir, o.Instance)}
 	raw, _ := json.Marshal(record{SchemaVersion: 1, Instance: o.Instance, BundleDir: res.BundleDir,
 		ContentDigest: b.ContentDigest, PreparedAt: now().UTC().Format(time.RFC3339Nano), Reused: res.Reused})
-	if err := atomicfile.WriteFile(s.statePath, append(raw, '\n'), 0o600); err != nil {
+	if err := fsutil.WriteFile(s.statePath, append(raw, '\n'), 0o600); err != nil {
 		return fail(err)
 	}
 	s.Elapsed = now().Sub(t0)

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 )
 
 // Name is the fake's executable name.

@@ -1,4 +1,4 @@
-// Package jsoncases holds the JSON test tables that internal/pyjson and
+// Package jsoncases holds the JSON test tables that internal/util/pyjson and
 // bundle both run: the canonical_json_cases vector of the Flow vectors
 // MANIFEST, the canonical escape table and the table of inputs every strict
 // parser refuses. One table, so the two packages cannot drift apart. It

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// Frozen copy of bundle/json.go as it was before internal/pyjson replaced it
+// Frozen copy of bundle/json.go as it was before internal/util/pyjson replaced it
 // (commit 9c94728): a differential oracle for tests only. Do not fix or
 // extend it; it is what the new core must agree with.
 //

@@ -6,7 +6,7 @@ import (
 )
 
 // Frozen copy of bundle/metadata.go's content digest (flow-bundle.md §5, the
-// schema-v2 omissions of §5.1) before internal/pyjson: a test oracle.
+// schema-v2 omissions of §5.1) before internal/util/pyjson: a test oracle.
 
 var emptyObject = value{kind: jObject, obj: []member{}}
 

@@ -1,5 +1,5 @@
 // Frozen copy of ledger/parse.go and the canonical writer of ledger/canon.go
-// before internal/pyjson replaced them: a differential oracle for tests only.
+// before internal/util/pyjson replaced them: a differential oracle for tests only.
 
 package jsonoracle
 
