@@ -146,7 +146,7 @@ func TestAuthoringConnectOnARealTerminal(t *testing.T) {
 	}
 }
 
-const realFlowConnectSkip = "cmd: real-Flow authoring connect check SKIPPED: run ../shared/realflow/setup DIR and set OPENADAPT_REALFLOW_DIR=DIR (.ci/checks/50-real-flow.sh)"
+var realFlowConnectSkip = realflow.SkipMessage("cmd: real-Flow authoring connect check")
 
 // Against real Flow 1.32.0 (no openadapt_flow.authoring), connect on a real
 // terminal fails closed: exit 2, the explicit dependency error once on

@@ -13,7 +13,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/realflow"
 )
 
-const realFlowSkip = "authoring: real-Flow contract test SKIPPED: run ../shared/realflow/setup DIR and set OPENADAPT_REALFLOW_DIR=DIR"
+var realFlowSkip = realflow.SkipMessage("authoring: real-Flow contract test")
 
 // Against real Flow 1.32.0 the session fails closed with the dependency
 // error (flow-helper.md §12.1): 1.32 has no openadapt_flow.authoring.

@@ -62,7 +62,7 @@ func TestAuthoringLineWithStubFlow(t *testing.T) {
 	}
 }
 
-const realFlowDoctorSkip = "doctor: real-Flow authoring line SKIPPED: run ../shared/realflow/setup DIR and set OPENADAPT_REALFLOW_DIR=DIR"
+var realFlowDoctorSkip = realflow.SkipMessage("doctor: real-Flow authoring line")
 
 // With real Flow 1.32.0 and --flow-python DIR/bin/flow-python (a #!/bin/sh
 // wrapper), doctor says authoring is not available.

@@ -1,6 +1,7 @@
 package flowhelper_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -8,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/realflow"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
 func TestMain(m *testing.M) {
-	rf, err := locateRealFlow()
+	rf, err := realflow.Locate(context.Background())
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "flowhelper: OPENADAPT_REALFLOW_DIR is set but unusable: %v\n", err)
+		fmt.Fprintf(os.Stderr, "flowhelper: %v\n", err)
 		os.Exit(1)
 	}
 	if rf == nil {

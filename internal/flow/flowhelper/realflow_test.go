@@ -12,41 +12,14 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/realflow"
 )
 
-// realFlow describes a realflow build (../shared/realflow/setup DIR).
-type realFlow struct {
-	Dir           string
-	FlowVersion   string `json:"flow_version"`
-	OpenadaptFlow string `json:"openadapt_flow"`
-	FlowPython    string `json:"flow_python"`
-	WithXvfb      string `json:"with_xvfb"`
-}
+var realFlowSkip = realflow.SkipMessage("flowhelper: real-Flow contract tests")
 
-const realFlowSkip = "flowhelper: real-Flow contract tests SKIPPED: run ../shared/realflow/setup DIR and set OPENADAPT_REALFLOW_DIR=DIR"
+var theRealFlow *realflow.Info
 
-// locateRealFlow reads $OPENADAPT_REALFLOW_DIR/realflow.json. There is no
-// default location (decision §12.20).
-func locateRealFlow() (*realFlow, error) {
-	dir := os.Getenv("OPENADAPT_REALFLOW_DIR")
-	if dir == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "realflow.json"))
-	if err != nil {
-		return nil, err
-	}
-	var rf realFlow
-	if err := json.Unmarshal(data, &rf); err != nil {
-		return nil, err
-	}
-	rf.Dir = dir
-	return &rf, nil
-}
-
-var theRealFlow *realFlow
-
-func needRealFlow(t *testing.T) *realFlow {
+func needRealFlow(t *testing.T) *realflow.Info {
 	t.Helper()
 	if theRealFlow == nil {
 		t.Skip(realFlowSkip)
@@ -92,7 +65,7 @@ type pause struct {
 	AllowedActions   []string `json:"allowed_actions"`
 }
 
-func (e rfEnv) makePause(t *testing.T, rf *realFlow, name string) pause {
+func (e rfEnv) makePause(t *testing.T, rf *realflow.Info, name string) pause {
 	t.Helper()
 	cmd := exec.Command(rf.FlowPython, "testdata/realflow/make_pause.py", e.Runs, name)
 	cmd.Env = e.Env
@@ -111,7 +84,7 @@ func (e rfEnv) makePause(t *testing.T, rf *realFlow, name string) pause {
 	return p
 }
 
-func (e rfEnv) start(t *testing.T, rf *realFlow) *flowhelper.Helper {
+func (e rfEnv) start(t *testing.T, rf *realflow.Info) *flowhelper.Helper {
 	t.Helper()
 	op, err := flowhelper.Operator()
 	if err != nil {
