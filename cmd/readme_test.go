@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -21,7 +22,7 @@ import (
 // with the same shape, each with the Go test that runs it. The test must
 // exist; an entry whose line left the README is an error too.
 var readmeCoveredElsewhere = map[string]string{
-	// The attended section (a13): the real binary against real Flow, and the
+	// The attended section: the real binary against real Flow, and the
 	// terminal path against the fake helper.
 	"serve --bundles ~/openadapt/bundles --runs-dir ~/openadapt/runs --allow-attended-actions --flow-python /usr/bin/python3": "TestRealFlowAttendedE2E",
 	"attention list --runs-dir ~/openadapt/runs":                                                             "TestAttentionList",
@@ -353,5 +354,167 @@ func TestREADMEExtraction(t *testing.T) {
 	s3, _ := commandShape([]string{"doctor", "--json"})
 	if s1 != s2 || s1 == s3 {
 		t.Errorf("shapes: %q %q %q", s1, s2, s3)
+	}
+}
+
+// repoDocs returns README.md and every Markdown file under docs/ (the
+// generated docs/cli pages included), as paths relative to this package.
+func repoDocs(t *testing.T) []string {
+	t.Helper()
+	files := []string{"../README.md"}
+	err := filepath.WalkDir("../docs", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// withoutFences blanks the fenced code blocks of a Markdown document,
+// keeping its line count.
+func withoutFences(doc string) string {
+	lines := strings.Split(doc, "\n")
+	in := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			in = !in
+			lines[i] = ""
+			continue
+		}
+		if in {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+var (
+	mdLink    = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
+	mdHeading = regexp.MustCompile(`(?m)^#{1,6}\s+(.+?)\s*$`)
+)
+
+// headingAnchors returns the anchors GitHub gives the headings of doc:
+// lower case, punctuation other than - and _ dropped, spaces as -.
+func headingAnchors(doc string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range mdHeading.FindAllStringSubmatch(withoutFences(doc), -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(m[1]) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out[b.String()] = true
+	}
+	return out
+}
+
+// TestDocLinksResolve fails when README.md or a note under docs/ links to
+// anything but a file of this repository, or to a file or heading that does
+// not exist: a reader of a clone must be able to follow every link.
+func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
+	for _, f := range repoDocs(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := withoutFences(string(b))
+		for _, m := range mdLink.FindAllStringSubmatchIndex(doc, -1) {
+			target := doc[m[2]:m[3]]
+			line := 1 + strings.Count(doc[:m[0]], "\n")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				t.Errorf("%s:%d: link to %s leaves the repository; link a file of this repository instead", f, line, target)
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := f
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(f), filepath.FromSlash(file))
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s:%d: link target %s does not exist", f, line, file)
+					continue
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			if !strings.HasSuffix(dest, ".md") {
+				t.Errorf("%s:%d: anchor #%s on a file that is not Markdown", f, line, anchor)
+				continue
+			}
+			db, err := os.ReadFile(dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !headingAnchors(string(db))[anchor] {
+				t.Errorf("%s:%d: %s has no heading for #%s", f, line, dest, anchor)
+			}
+		}
+	}
+}
+
+// outsideCitation matches references to documents that are not in this
+// repository: the team's specs and decision records, their section signs,
+// and issue numbers.
+var outsideCitation = regexp.MustCompile(`§|shared/spec|\.\./shared|round[23]-decisions|\b[Ii]ssue [0-9]|\bspec/[a-z-]+\.md`)
+
+// TestDocsCiteNothingOutside fails when README.md or a note under docs/
+// cites a document a reader of a clone cannot open. Notes state the rule or
+// cite another note.
+func TestDocsCiteNothingOutside(t *testing.T) {
+	t.Parallel()
+	for _, f := range repoDocs(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if m := outsideCitation.FindString(l); m != "" {
+				t.Errorf("%s:%d: %q cites a document outside the repository: %s", f, i+1, m, strings.TrimSpace(l))
+			}
+		}
+	}
+}
+
+// TestREADMEPathsExist fails when README.md names, in inline code, a path of
+// this repository that does not exist (a folder or file under a top-level
+// entry, or a top-level file).
+func TestREADMEPathsExist(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := map[string]bool{}
+	for _, e := range ents {
+		top[e.Name()] = true
+	}
+	pathLike := regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*/?$`)
+	code := regexp.MustCompile("`([^`\n]+)`")
+	doc := withoutFences(string(b))
+	for _, m := range code.FindAllStringSubmatchIndex(doc, -1) {
+		p := doc[m[2]:m[3]]
+		first, _, nested := strings.Cut(p, "/")
+		if !pathLike.MatchString(p) || !top[first] || (!nested && !strings.Contains(p, ".")) || strings.HasPrefix(p, ".git") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(p))); err != nil {
+			t.Errorf("README.md:%d: `%s` does not exist in the repository", 1+strings.Count(doc[:m[0]], "\n"), p)
+		}
 	}
 }
