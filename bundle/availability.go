@@ -1,7 +1,7 @@
 package bundle
 
 // Unavailable is why `serve` lists a workflow as unavailable, with no run
-// tool (round2-decisions 8; mcp-surface.md §6.5). The one enum and the one
+// tool (docs/bundle.md, Availability). The one enum and the one
 // function ([Availability]) that serve and `skill emit` share; "" means
 // available.
 type Unavailable string
@@ -20,7 +20,7 @@ const (
 	UnsupportedParameterName Unavailable = "unsupported_parameter_name"
 )
 
-// serveParamName is serve's parameter-name rule (mcp-surface.md §6.5),
+// serveParamName is serve's parameter-name rule,
 // ^[A-Za-z0-9_.-]{1,64}$: Claude's API rejects tool property names outside
 // it, and free-text names could carry PHI. (A byte loop: no regexp at init.)
 func serveParamName(s string) bool {
@@ -40,12 +40,12 @@ func serveParamName(s string) bool {
 var reservedParams = map[string]bool{"url": true, "idempotency_key": true}
 
 // AcceptedParamName reports whether serve accepts name as a run-tool
-// property (§6.5): not reserved, and within ^[A-Za-z0-9_.-]{1,64}$.
+// property: not reserved, and within ^[A-Za-z0-9_.-]{1,64}$.
 func AcceptedParamName(name string) bool {
 	return !reservedParams[name] && serveParamName(name)
 }
 
-// ParamNamesReason applies §6.5 to declared parameter names: a reserved
+// ParamNamesReason applies serve's name rules to declared parameter names: a reserved
 // name first, then an unsupported one; "" when all are accepted.
 func ParamNamesReason(params []string) Unavailable {
 	for _, p := range params {

@@ -57,8 +57,8 @@ func BenchmarkDiscoverDir(b *testing.B) {
 	}
 }
 
-// BenchmarkCanonicalDigest: parse + content digest (§5 with the §5.1
-// omissions, SHA-256 included) of a real workflow.json, with the worker's
+// BenchmarkCanonicalDigest: parse + content digest (with the schema-v2
+// default removals, SHA-256 included) of a real workflow.json, with the worker's
 // reused document and buffer. Target for mockmed: >= 300 MB/s, <= 50
 // allocs/op. cpu-MB/s is the throughput by process CPU time, which a shared
 // machine does not inflate.

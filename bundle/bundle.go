@@ -10,7 +10,7 @@ import (
 // Integrity is the verification result of one bundle.
 type Integrity string
 
-// The integrity levels (flow-bundle.md §6).
+// The integrity levels (docs/bundle.md, Integrity levels).
 const (
 	// Verified: full verification passed (content digest and every listed asset).
 	Verified Integrity = "verified"
@@ -138,7 +138,7 @@ func newConfig(opts []Option) (*config, error) {
 }
 
 // Param is one entry of Flow's canonical runtime parameter schema
-// (flow-bundle.md §2, view 1): the MANIFEST's expected.params and the
+// (docs/bundle.md, Parameters): the vector MANIFEST's expected.params and the
 // `parameters` of `bundle verify --json`. Names and types are schema and safe
 // to show; values never appear here.
 type Param struct {
@@ -151,7 +151,7 @@ type Param struct {
 
 // Provenance is the manifest's provenance block. Nothing protects it (it is
 // outside the digest): it is informational and must never drive a security
-// decision (flow-bundle.md §3).
+// decision (docs/bundle.md, Manifests).
 type Provenance struct {
 	CompilerVersion                 string
 	SourceRecordingSHA256           string
@@ -179,7 +179,8 @@ type Bundle struct {
 	// root + "/" + child folder name.
 	Dir string
 	// ID is the opaque workflow id "workflow_<24hex>", with a "_N" suffix for
-	// the N-th duplicate within one discovery (flow-bundle.md §10). Always set.
+	// the N-th duplicate within one discovery (docs/bundle.md, Workflow ids).
+	// Always set.
 	ID string
 	// BaseID is ID without the duplicate suffix. Always set.
 	BaseID string
@@ -195,7 +196,8 @@ type Bundle struct {
 	// ContentDigest is the verified content digest (64 lowercase hex), set when
 	// Integrity is Verified or ContentVerified.
 	ContentDigest string
-	// BundleVersion is Flow's bundle_version (flow-bundle.md §9), "" when there
+	// BundleVersion is Flow's bundle_version (docs/bundle.md,
+	// bundle_version), "" when there
 	// is none. Plaintext: "sha256:"+ContentDigest, set only when Verified.
 	// Sealed: the keyless inventory hash, set even when verification fails
 	// (it changes with any byte).
@@ -240,8 +242,8 @@ func (b *Bundle) Verified() bool { return b.Integrity == Verified }
 // Loaded reports whether the metadata fields are meaningful (Integrity is not Failed).
 func (b *Bundle) Loaded() bool { return b.Integrity != Failed && b.Integrity != "" }
 
-// DeclaredParams returns the MCP run-tool parameter names of mcp-surface.md
-// §6.5: the legacy params in JSON order, then param_specs names not yet
+// DeclaredParams returns the MCP run-tool parameter names (docs/bundle.md,
+// Parameters): the legacy params in JSON order, then param_specs names not yet
 // present, in JSON order, minus every secret parameter.
 func (b *Bundle) DeclaredParams() []string {
 	secret := make(map[string]bool, len(b.SecretParams))

@@ -6,7 +6,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// flowJSON are Flow's input rules (flow-bundle.md §5.2): no leading BOM,
+// flowJSON are Flow's input rules (docs/bundle.md, Canonical JSON): no leading BOM,
 // valid UTF-8, no lone surrogate escape, no duplicate key at any depth,
 // finite floats, integers of at most CPython's 4300 digits (Flow cannot load
 // longer ones), nesting at most 1000, nothing after the value.
@@ -29,7 +29,8 @@ func parseObject(d *pyjson.Doc, data []byte) error {
 	return nil
 }
 
-// CanonicalJSON parses data strictly (the input rules of flow-bundle.md §5.2)
+// CanonicalJSON parses data strictly (the input rules of docs/bundle.md,
+// Canonical JSON)
 // and returns Flow's canonical form: Python
 // json.dumps(sort_keys=True, separators=(",",":"), ensure_ascii=False), with
 // floats spelled as Python's repr and integers kept exact. Any JSON value is

@@ -13,10 +13,10 @@ import (
 
 // AAD is the additional authenticated data a sealed container is opened
 // with. Flow binds every file kind to its own domain constant and ignores the
-// container's informational "aad" field (flow-bundle.md §8).
+// container's informational "aad" field (docs/bundle.md, Sealed bundles).
 type AAD string
 
-// The AAD constants of flow-bundle.md §8.
+// The AAD constants, one per file kind.
 const (
 	AADWorkflow   AAD = "openadapt-flow/bundle"     // workflow.json.enc
 	AADTemplate   AAD = "openadapt-flow/template"   // templates/**/<name>.enc
@@ -25,7 +25,8 @@ const (
 
 const containerFormat = "openadapt-flow-enc"
 
-// Scrypt cost cap (flow-bundle.md §8): N a power of two with 2 <= N <= 2^18,
+// Scrypt cost cap (Flow sets none; every container it writes costs 32 MiB):
+// N a power of two with 2 <= N <= 2^18,
 // 1 <= r <= 32, 1 <= p <= 16 and 128*N*r <= 256 MiB.
 const (
 	maxKDFN      = 1 << 18
@@ -151,7 +152,8 @@ func (c *container) open(passphrase []byte, aad AAD) ([]byte, error) {
 	return plain, nil
 }
 
-// DecryptContainer opens one Flow sealed container (flow-bundle.md §8) with
+// DecryptContainer opens one Flow sealed container (docs/bundle.md, Sealed
+// bundles) with
 // passphrase and the domain constant aad for the file's kind. It returns an
 // error wrapping [ErrDecryptFailed] for a malformed container, a wrong
 // passphrase or a modified ciphertext (indistinguishable), [ErrKDFCostRejected]

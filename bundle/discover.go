@@ -10,7 +10,8 @@ import (
 	"sync"
 )
 
-// Discover finds and loads the bundles under root (flow-bundle.md §1): if
+// Discover finds and loads the bundles under root (docs/bundle.md,
+// Discovery): if
 // root is itself a bundle it is the only one; otherwise every immediate child
 // folder that is a bundle, in byte order of folder names, without recursion.
 // Other entries are ignored. Every symlink is refused and never followed: a
@@ -142,7 +143,7 @@ func RefusedSymlink(dir string) *Bundle {
 
 // SuffixIDs returns the ids of base ids in discovery order: the N-th
 // occurrence of an id gets "_N" (N >= 2), as [Discover] assigns them
-// (flow-bundle.md §10). serve applies it across all of its roots.
+// (docs/bundle.md, Workflow ids). serve applies it across all of its roots.
 func SuffixIDs(bases []string) []string {
 	count := make(map[string]int, len(bases))
 	out := make([]string, len(bases))
@@ -271,7 +272,7 @@ func loadMany(dirs []string, pre map[int]*Bundle, cfg *config) []*Bundle {
 }
 
 // assignSuffixes gives duplicate ids "_2", "_3", … in discovery order and
-// resolves agent slug collisions (flow-bundle.md §10).
+// resolves agent slug collisions (docs/bundle.md, Workflow ids).
 func assignSuffixes(bs []*Bundle) {
 	bases := make([]string, len(bs))
 	for i, b := range bs {

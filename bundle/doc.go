@@ -1,5 +1,5 @@
 // Package bundle reads and verifies openadapt-flow workflow bundles exactly as
-// Flow 1.32.0 does (shared spec flow-bundle.md).
+// Flow 1.32.0 does (docs/bundle.md).
 //
 // [Discover] finds the bundles under a root (the root itself, or its
 // immediate child folders) and [Load] loads one folder. Both verify at the

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrorKind names why a bundle failed, in the vocabulary of the Flow vectors
-// (flow-bundle.md §6) plus the Go-only kinds [KindUnsafePath],
+// (docs/bundle.md, Error kinds) plus the Go-only kinds [KindUnsafePath],
 // [KindKDFCostRejected] and [KindUnreadable]. The zero value means "no error".
 type ErrorKind string
 
@@ -23,7 +23,7 @@ const (
 	KindNotABundle            ErrorKind = "not_a_bundle"
 	KindUnsafePath            ErrorKind = "unsafe_path"
 	KindKDFCostRejected       ErrorKind = "kdf_cost_rejected"
-	// KindUnreadable is Go-only (round2-decisions.md 14): a file or folder
+	// KindUnreadable is Go-only: a file or folder
 	// of the bundle (the folder itself, a marker, the sidecar manifest, a
 	// listed asset, a sealed template or a folder above one) exists but the
 	// process may not read it (permission denied). Flow reports such a file
@@ -51,7 +51,7 @@ var (
 	// ErrMissingKey: the bundle is sealed and no passphrase is configured.
 	ErrMissingKey = fmt.Errorf("%w: missing key", ErrBundle)
 	// ErrInvalidJSON: workflow or manifest JSON is malformed or violates the
-	// input rules of flow-bundle.md §5.2 (BOM, invalid UTF-8, lone surrogate,
+	// input rules of docs/bundle.md, Canonical JSON (BOM, invalid UTF-8, lone surrogate,
 	// duplicate keys, non-object top level, non-finite number).
 	ErrInvalidJSON = fmt.Errorf("%w: invalid json", ErrBundle)
 	// ErrNotABundle: the folder holds no regular workflow.json or workflow.json.enc.

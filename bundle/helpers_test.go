@@ -22,7 +22,8 @@ import (
 // testKDFN keeps synthetic sealed containers cheap; vectors use Flow's 2^15.
 const testKDFN = 16
 
-// sealBytes writes a Flow container (flow-bundle.md §8) with scrypt cost n.
+// sealBytes writes a Flow container (docs/bundle.md, Sealed bundles) with
+// scrypt cost n.
 func sealBytes(t testing.TB, plain []byte, pass string, aad AAD, n int) []byte {
 	t.Helper()
 	salt, nonce := make([]byte, 16), make([]byte, 12)
@@ -49,7 +50,7 @@ type synth struct {
 	Extra    map[string][]byte // written but never listed
 	Sealed   string            // passphrase: seal the bundle
 	// SidecarOnly writes the manifest only to manifest.json (no embedded
-	// manifest), so the sidecar is the authoritative one (§3).
+	// manifest), so the sidecar is the one that counts.
 	SidecarOnly bool
 }
 

@@ -172,7 +172,8 @@ func testDigest(data []byte) (string, error) {
 	return digest, nil
 }
 
-// checkDigestOracle: the content digest (§5 with the §5.1 omissions) agrees
+// checkDigestOracle: the content digest (with the schema-v2 default
+// removals) agrees
 // with the pre-pyjson implementation, refusals included.
 func checkDigestOracle(t *testing.T, data []byte) {
 	t.Helper()

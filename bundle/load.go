@@ -154,7 +154,8 @@ func lstatMarker(path string) markerState {
 	}
 }
 
-// load runs the verification procedure of flow-bundle.md §6 on one folder.
+// load verifies one folder (docs/bundle.md, "Verifying a plaintext bundle"
+// and "Sealed bundles").
 func (l *loader) load(dir string) *Bundle {
 	b := &Bundle{Dir: dir}
 	plain := lstatMarker(filepath.Join(dir, markerPlain))
@@ -172,7 +173,7 @@ func (l *loader) load(dir string) *Bundle {
 	case !plainOK && !sealedOK:
 		err = newErr(KindNotABundle, "no regular workflow.json or workflow.json.enc")
 	case sealedOK:
-		// If both exist Flow reads the .enc one (§1).
+		// If both exist Flow reads the .enc one.
 		err = l.loadSealed(b, dir, plainOK)
 	default:
 		err = l.loadPlain(b, dir)
@@ -180,7 +181,8 @@ func (l *loader) load(dir string) *Bundle {
 	if err != nil {
 		b.fail(err)
 	}
-	// Opaque id (§10): rule 1 when the digest was checked, rule 3 otherwise.
+	// The opaque id (docs/bundle.md, Workflow ids): over the content digest
+	// when it was checked, else the fallback over the marker files.
 	if b.Integrity == Verified || b.Integrity == ContentVerified {
 		b.BaseID = workflowID([]byte(b.ContentDigest))
 	} else {
@@ -190,7 +192,8 @@ func (l *loader) load(dir string) *Bundle {
 	return b
 }
 
-// loadPlain is the plaintext procedure of §6.
+// loadPlain verifies a plaintext bundle (docs/bundle.md, "Verifying a
+// plaintext bundle").
 func (l *loader) loadPlain(b *Bundle, dir string) *Error {
 	data, e := readCapped(filepath.Join(dir, markerPlain), markerPlain)
 	if e != nil {
@@ -222,10 +225,11 @@ func (l *loader) loadPlain(b *Bundle, dir string) *Error {
 	return nil
 }
 
-// loadSealed is the sealed procedure of §6.
+// loadSealed verifies a sealed bundle (docs/bundle.md, Sealed bundles).
 func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 	if !plainToo {
-		// §9: the keyless inventory hash; computed before anything else so
+		// The keyless inventory hash (docs/bundle.md, bundle_version);
+		// computed before anything else so
 		// a symlink anywhere in the bundle is refused first.
 		bv, e := l.sealedBundleVersion(dir)
 		if e != nil {
@@ -286,7 +290,7 @@ func (l *loader) loadSealed(b *Bundle, dir string, plainToo bool) *Error {
 }
 
 // readManifest reads the metadata and the manifest of the workflow document
-// in l.wdoc (both procedures of §6) and checks the manifest's entry keys
+// in l.wdoc (plaintext and sealed alike) and checks the manifest's entry keys
 // when it has a content digest.
 func (l *loader) readManifest(b *Bundle, dir string) (*manifest, *Error) {
 	d := &l.wdoc
@@ -306,7 +310,7 @@ func (l *loader) readManifest(b *Bundle, dir string) (*manifest, *Error) {
 	return man, nil
 }
 
-// checkContent is the content step of both procedures (§6): without a
+// checkContent is the content step of both procedures: without a
 // manifest digest the bundle is legacy_unverified; otherwise the
 // recomputed content digest must equal the manifest's, and at the metadata
 // level that makes it content_verified. done reports that b's integrity is
@@ -382,7 +386,8 @@ type manifest struct {
 	prov     *Provenance
 }
 
-// pickManifest applies the precedence rule of §3: a non-null embedded
+// pickManifest applies the precedence rule (docs/bundle.md, Manifests): a
+// non-null embedded
 // manifest is the only one used; else manifest.json; else none (legacy).
 func (l *loader) pickManifest(d *pyjson.Doc, dir string) (*manifest, *Error) {
 	if m := d.Get(d.Root(), "manifest"); !d.IsNull(m) {
@@ -475,7 +480,8 @@ func (b *Bundle) applyManifest(man *manifest) {
 	}
 }
 
-// checkKeys refuses file_hashes keys that could escape the bundle (§6 step 2):
+// checkKeys refuses file_hashes keys that could escape the bundle, before
+// any listed file is read:
 // absolute, containing "..", containing "\", or with an empty segment.
 func checkKeys(entries []fileEntry) *Error {
 	for i, fe := range entries {
@@ -492,7 +498,7 @@ func checkKeys(entries []fileEntry) *Error {
 	return nil
 }
 
-// checkAsset verifies one plaintext asset (§6 step 4) without following any
+// checkAsset verifies one plaintext listed asset without following any
 // symlink: every folder component is lstat'ed (once per bundle) and the file
 // itself is opened without following a symlink or blocking on a fifo.
 func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bool) *Error {
@@ -548,7 +554,7 @@ func (l *loader) checkAsset(dir string, fe fileEntry, i int, dirOK map[string]bo
 	return nil
 }
 
-// decryptTemplates decrypts every templates/**/*.enc (§6 sealed step 3) in
+// decryptTemplates decrypts every templates/**/*.enc, listed or not, in
 // parallel under the limiter and returns plaintext SHA-256 hex by path
 // without ".enc". Plaintexts are hashed and dropped, never kept or written.
 func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *Error) {
@@ -640,7 +646,7 @@ func (l *loader) decryptTemplates(dir string, pass []byte) (map[string]string, *
 }
 
 // sealedBundleVersion computes Flow's keyless bundle_version of a sealed
-// bundle (§9): every regular file under dir, sorted component-wise, hashed as
+// bundle (docs/bundle.md, bundle_version): every regular file under dir, sorted component-wise, hashed as
 // u64be(len(path)) ‖ path ‖ u64be(len(bytes)) ‖ bytes. A symlink anywhere is
 // refused (unsafe_path). An unreadable file leaves no bundle_version ("").
 func (l *loader) sealedBundleVersion(dir string) (string, *Error) {
@@ -717,7 +723,8 @@ func (l *loader) sealedBundleVersion(dir string) (string, *Error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// workflowID is the Python agent's opaque id over material (§10).
+// workflowID is the Python agent's opaque id over material (docs/bundle.md,
+// Workflow ids).
 func workflowID(material []byte) string {
 	h := sha256.New()
 	h.Write([]byte("openadapt-agent-workflow-id-v1\x00"))
@@ -725,7 +732,7 @@ func workflowID(material []byte) string {
 	return "workflow_" + hex.EncodeToString(h.Sum(nil))[:24]
 }
 
-// setFallbackID sets BaseID from rule 3 of §10: the raw SHA-256 over, for each
+// setFallbackID sets BaseID from the fallback material: the raw SHA-256 over, for each
 // marker that is a regular non-symlink file, its name then its bytes.
 func (b *Bundle) setFallbackID(plainOK, sealedOK bool) {
 	h := sha256.New()

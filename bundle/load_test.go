@@ -446,7 +446,8 @@ func TestEdgeCases(t *testing.T) {
 		digest := s.write(t, dir)
 		os.WriteFile(filepath.Join(dir, "workflow.json"), []byte(`not even json`), 0o644)
 		b := loadT(t, dir, WithKey(testPass))
-		// Flow takes the plaintext branch of §9 for bundle_version.
+		// Flow takes the plaintext branch of bundle_version when workflow.json
+		// exists, whatever else is there.
 		if b.Integrity != Verified || !b.Encrypted || b.BundleVersion != "sha256:"+digest {
 			t.Fatalf("%+v", b)
 		}

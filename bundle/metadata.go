@@ -10,7 +10,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// readMetadata fills the schema facts of §2 from the raw workflow JSON and
+// readMetadata fills the schema facts (counts, parameters) from the raw
+// workflow JSON and
 // captures the protected data. Fields it reads must have the documented JSON
 // types (else invalid_json); absent or null fields take Flow's defaults.
 func (b *Bundle) readMetadata(d *pyjson.Doc) *Error {
@@ -45,7 +46,9 @@ func (b *Bundle) readMetadata(d *pyjson.Doc) *Error {
 		}
 	}
 
-	// action_step_count: Flow's canonical traversal (§2).
+	// action_step_count: Flow's canonical traversal: the linear steps
+	// without a program, else the action states of the program and of
+	// every subflow.
 	switch prog := d.Get(top, "program"); {
 	case d.IsNull(prog):
 		b.ActionStepCount = b.StepCount
@@ -148,7 +151,7 @@ func (b *Bundle) readMetadata(d *pyjson.Doc) *Error {
 			names[name] = true
 		}
 	}
-	// View 1 of §2: union of names sorted by code point; type and required
+	// Flow's canonical runtime schema: union of names sorted by code point; type and required
 	// from the spec, else string / secret-only required; choices from the spec.
 	b.Params = make([]Param, 0, len(names))
 	for n := range names {
@@ -196,9 +199,11 @@ func saturatingInt(tok []byte) int {
 	return n
 }
 
-// contentDigest computes §5: SHA-256 of canonical_json({"files": FH,
+// contentDigest computes the content digest (docs/bundle.md, Content
+// digest): SHA-256 of canonical_json({"files": FH,
 // "workflow": W}) where W is the workflow without "manifest", with
-// schema_version migrated, and with the §5.1 omissions when it is exactly 2.
+// schema_version migrated, and with the schema-v2 default removals when it
+// is exactly 2.
 // FH is member files of fd (the stored file_hashes; None means {}). It marks
 // omissions in d and writes into buf (returned for reuse).
 func contentDigest(d *pyjson.Doc, fd *pyjson.Doc, files pyjson.V, buf []byte) (string, []byte) {
@@ -235,7 +240,8 @@ func contentDigest(d *pyjson.Doc, fd *pyjson.Doc, files pyjson.V, buf []byte) (s
 	return hex.EncodeToString(sum[:]), buf
 }
 
-// The schema-v2 sealed omissions of §5.1, applied only at the positions where
+// The schema-v2 default removals (docs/bundle.md, Content digest), applied
+// only at the positions where
 // each owner model lives.
 
 func omitIf(d *pyjson.Doc, obj pyjson.V, key string, match func(*pyjson.Doc, pyjson.V) bool) {
@@ -370,7 +376,8 @@ func omitPredicate(d *pyjson.Doc, p pyjson.V, depth int) {
 	}
 }
 
-// slugify is the slug rule of §10: Python's full lower-casing (U+0130 İ
+// slugify is the slug rule (docs/bundle.md, Workflow ids): Python's full
+// lower-casing (U+0130 İ
 // becomes "i" + U+0307), every run of characters outside [a-z0-9] replaced by
 // one sep, sep trimmed from both ends, "workflow" when empty.
 func slugify(name string, sep byte) string {

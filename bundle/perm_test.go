@@ -75,7 +75,7 @@ func TestPermissionHelper(t *testing.T) {
 }
 
 // TestPermissionDenied: a file or folder inside a bundle that cannot be read
-// is the Go-only kind unreadable (round2-decisions 14), never missing or
+// is the Go-only kind unreadable, never missing or
 // corrupt, never a panic, and does not stop discovery; the messages name
 // the bundle-relative part or the asset index, with no path placeholder and
 // no absolute path. Tests run as root here, and root bypasses permission

@@ -1,17 +1,17 @@
 package bundle
 
-// The PHI-safe view (issue 10 item 4, round2-decisions 5). Everything a
+// The PHI-safe view (docs/bundle.md, Parameters). Everything a
 // bundle holds is free text written by whoever built it: a parameter "type"
 // or an enum choice can carry a patient name as easily as a display name can.
 // The default `bundle inspect` and `bundle verify --json` views therefore
 // show only values that were validated against a closed set, never the text
 // itself: a type outside Flow's enumeration becomes [OtherType], choices are
 // counted, and a name that serve would refuse or that is a secret is hidden
-// and counted. The exact view of flow-bundle.md §2 ([Bundle.Params]) is for
+// and counted. The exact canonical schema ([Bundle.Params]) is for
 // `--protected` only.
 
-// ParamTypes are Flow's enumerated parameter types (flow-bundle.md §2,
-// ParamKind in Flow's ir.py).
+// ParamTypes are Flow's enumerated parameter types (ParamKind in Flow's
+// ir.py).
 var ParamTypes = []string{"string", "date", "enum", "number", "entity_ref"}
 
 // OtherType is shown in the safe view for a type outside [ParamTypes].
@@ -42,8 +42,8 @@ type HiddenParams struct {
 	// Secret counts secret_params entries (never shown: serve never accepts
 	// a secret, and its name is the operator's business).
 	Secret int `json:"secret"`
-	// RefusedName counts names that serve would refuse (mcp-surface.md
-	// §6.5: reserved, or outside ^[A-Za-z0-9_.-]{1,64}$).
+	// RefusedName counts names that serve would refuse (reserved, or
+	// outside ^[A-Za-z0-9_.-]{1,64}$; see [AcceptedParamName]).
 	RefusedName int `json:"refused_name"`
 }
 
