@@ -97,8 +97,9 @@ func (a *admission) checkWindow() (ok, ordered bool) {
 	return true, !a.notBefore.After(a.issued) && (a.expNull || a.issued.Before(a.expires))
 }
 
-// checkRefPair validates a (object, bundle) reference pair in the §9.1 sense:
-// §5 shape rules and the recomputed entry digest only.
+// checkRefPair validates a (object, bundle) reference pair that an
+// admission names but this tool does not follow (docs/ledger.md, Objects):
+// the reference shape rules and the recomputed entry digest only.
 func checkRefPair(objRef, bundleRef any, kind string) bool {
 	o, err1 := ParseReference(objRef)
 	b, err2 := ParseReference(bundleRef)
@@ -117,8 +118,8 @@ func digestsPresent(d map[string]any, keys ...string) bool {
 	return true
 }
 
-// checkRelease validates a release admission (spec §9.1). It returns "" or
-// a failure.
+// checkRelease validates a release admission (docs/ledger.md, Objects). It
+// returns "" or a failure.
 func checkRelease(a *admission) *fail {
 	d := a.obj.doc
 	bad := uv("object_invalid")
@@ -269,7 +270,7 @@ func checkRelease(a *admission) *fail {
 	return nil
 }
 
-// checkWorkflow validates a workflow admission (spec §9.2).
+// checkWorkflow validates a workflow admission (docs/ledger.md, Objects).
 func checkWorkflow(a *admission) *fail {
 	d := a.obj.doc
 	bad := uv("object_invalid")

@@ -5,11 +5,12 @@ import (
 )
 
 // Admissions is the per-bundle admission decision of one verified ledger
-// (spec §15): the ledger is verified once, then [Admissions.Decide] answers
-// for any bundle without verifying again. It is the rule [Verifier.Admission]
-// applies after its verification, so both give the same decision for the
-// same query. serve uses it for the listing's admission state; a run asks
-// [Verifier.Gate] afresh, so its windows are checked at the call.
+// (docs/ledger.md, Workflow admission gate): the ledger is verified once, then
+// [Admissions.Decide] answers for any bundle without verifying again. It is
+// the rule [Verifier.Admission] applies after its verification, so both give
+// the same decision for the same query. serve uses it for the listing's
+// admission state; a run asks [Verifier.Gate] afresh, so its windows are
+// checked at the call.
 type Admissions struct {
 	res *Result
 	// err, when set, is the answer to every query (the source has no
@@ -38,8 +39,8 @@ func (v *Verifier) Admissions(ctx context.Context, src Source) (*Admissions, err
 // Result is the verification the decisions come from.
 func (a *Admissions) Result() *Result { return a.res }
 
-// Decide answers q (spec §15). The error wraps [ErrOption] for a malformed
-// query, or is [ErrNoWorkflowDocument].
+// Decide answers q (docs/ledger.md, Workflow admission gate). The error wraps
+// [ErrOption] for a malformed query, or is [ErrNoWorkflowDocument].
 func (a *Admissions) Decide(q GateQuery) (AdmissionDecision, error) {
 	if err := q.normalize(); err != nil {
 		return AdmissionDecision{}, err

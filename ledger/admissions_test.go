@@ -47,7 +47,7 @@ func TestAdmissionsPerBundle(t *testing.T) {
 }
 
 // TestAdmissionsGlobalChecks: a ledger-wide failure (here the embedded
-// snapshot's unattributed rows, §15 "any row unattributed") refuses every
+// snapshot's unattributed rows) refuses every
 // bundle, and a source without a workflow document is an error per query.
 func TestAdmissionsGlobalChecks(t *testing.T) {
 	at := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)

@@ -1,6 +1,7 @@
 package ledger
 
-// Pinned trust root (spec §2): OpenAdapt's live signer registry, 2026-09.
+// Pinned trust root (docs/ledger.md, Trust root): OpenAdapt's live signer
+// registry, 2026-09.
 const (
 	// PinnedSignerRegistryIdentity is D("OpenAdapt qualification signer
 	// registry v2\0", registry) of OpenAdapt's live signer registry. It
@@ -45,7 +46,7 @@ const (
 )
 
 // regularKinds maps the 17 regular kinds to their (schema version,
-// media-type) contract (spec §9.3).
+// media-type) contract (docs/ledger.md, Objects).
 var regularKinds = func() map[string][2]string {
 	m := map[string][2]string{}
 	add := func(kind, schema, name, n string) {
@@ -85,7 +86,8 @@ type targetContract struct {
 	sourceRepoID string
 }
 
-// targetContracts is spec §14.1.
+// targetContracts are the seven targets' contracts (docs/ledger.md,
+// Verdicts): claim scope, release kind and source repository.
 var targetContracts = map[string]targetContract{
 	"agent":     {"production_agent", []string{"package"}, "OpenAdaptAI/openadapt-agent", "1136136670"},
 	"capture":   {"production_capture", []string{"package"}, "OpenAdaptAI/openadapt-capture", "1115283835"},
@@ -96,7 +98,8 @@ var targetContracts = map[string]targetContract{
 	"openadapt": {"production_openadapt", []string{"package"}, "OpenAdaptAI/OpenAdapt", "627024850"},
 }
 
-// objectPath returns the content-addressed path of an object (spec §4.2).
+// objectPath returns the content-addressed path of an object (docs/ledger.md,
+// Registry).
 func objectPath(digest, kind string) string {
 	hex := digest[len("sha256:"):]
 	return "production-evidence/objects/sha256/" + hex[:2] + "/" + hex + "." + kind + ".json"
@@ -121,6 +124,6 @@ func kindContract(kind string) (schema, media string, bundle, ok bool) {
 	return "", "", false, false
 }
 
-// TargetNames returns the seven OpenAdapt products (spec §14), in output
-// order.
+// TargetNames returns the seven OpenAdapt products (docs/ledger.md, Verdicts),
+// in output order.
 func TargetNames() []string { return append([]string(nil), targetNames...) }

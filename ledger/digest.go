@@ -5,13 +5,14 @@ import (
 	"encoding/hex"
 )
 
-// sha256Digest returns "sha256:" + lowercase hex of sha256(b): H(b) in the spec.
+// sha256Digest returns "sha256:" + lowercase hex of sha256(b).
 func sha256Digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// domainDigest is D(domain, v) = H(domain ‖ NUL ‖ canonical(v)) (spec §3.2).
+// domainDigest is D(domain, v) = H(domain ‖ NUL ‖ canonical(v))
+// (docs/ledger.md, Canonical objects).
 func domainDigest(domain string, v any) (string, error) {
 	s := canonPool.Get().(*canonScratch)
 	defer canonPool.Put(s)
@@ -24,7 +25,8 @@ func domainDigest(domain string, v any) (string, error) {
 	return sha256Digest(b), nil
 }
 
-// Domains (spec §3.2). The trailing NUL is added by domainDigest.
+// Domains (docs/ledger.md, Canonical objects). The trailing NUL is added by
+// domainDigest.
 const (
 	domRegistryEntry        = "OpenAdapt production evidence registry entry v1"
 	domRegistryHead         = "OpenAdapt production evidence registry head v2"

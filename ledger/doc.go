@@ -1,5 +1,5 @@
 // Package ledger verifies OpenAdapt's signed admission ledgers offline
-// (shared/spec/ledger.md): the evidence registry and its hash chain, object
+// (docs/ledger.md): the evidence registry and its hash chain, object
 // references and content addressing, the pinned signer registry, the
 // trust-state receipts, DSSE/PAE Ed25519 (or KMS P-256) signature bundles
 // verified through sigstore's DSSE verifier adapter with the registry key id,
@@ -26,7 +26,7 @@
 //
 // Verdicts are values, never errors: every input yields an active or
 // not_active verdict with a reason (missing, expired, revoked, mismatched,
-// unverifiable) and a stable snake_case detail (spec §13). Errors are
+// unverifiable) and a stable snake_case detail (docs/ledger.md, Verdicts). Errors are
 // reserved for unreadable or unrecognised input (wrapping [ErrInput]) and
 // invalid options ([ErrOption]). JSON field names of [Result] are stable:
 // fields are only added.

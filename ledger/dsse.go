@@ -16,7 +16,8 @@ import (
 	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 )
 
-// statement is a verified public-trust signing statement (spec §8.2).
+// statement is a verified public-trust signing statement (docs/ledger.md,
+// Signatures).
 type statement struct {
 	doc       map[string]any
 	signer    *signer
@@ -29,12 +30,13 @@ type statement struct {
 	expNull   bool
 }
 
-// pairMode selects the §8 variant.
+// pairMode selects which signature checks apply (docs/ledger.md,
+// Signatures).
 type pairMode int
 
 const (
 	pairAdmission pairMode = iota // admission objects: every binding
-	pairReceipt                   // trust-state receipts: §7.1 step 8
+	pairReceipt                   // receipts' outer bundles: no trust binding or object-field equality
 )
 
 var statementKeys = []string{
@@ -47,7 +49,7 @@ var statementKeys = []string{
 var issuerKeys = []string{"repository", "repository_id", "repository_owner_id", "workflow", "ref", "source_commit", "environment"}
 
 // canonicalB64 decodes canonical padded standard base64: decoding and
-// re-encoding must give the same string (spec §8.1).
+// re-encoding must give the same string (docs/ledger.md, Signatures).
 func canonicalB64(s string) ([]byte, bool) {
 	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	if err != nil || base64.StdEncoding.EncodeToString(b) != s {
@@ -56,10 +58,10 @@ func canonicalB64(s string) ([]byte, bool) {
 	return b, true
 }
 
-// verifyPair verifies the signature bundle of a regular object o (spec §8).
-// It returns the statement and "" or a failure. The trust-state binding of
-// §8.4 step 4 is left to the caller (bindTrust), because the workflow
-// algorithm runs it later than the signature (spec §12.2 step 3).
+// verifyPair verifies the signature bundle of a regular object o
+// (docs/ledger.md, Signatures). It returns the statement and "" or a
+// failure. The trust-state binding is left to the caller (bindTrust),
+// because workflow rows check it later than the signature.
 func (r *run) verifyPair(ctx context.Context, o *object, mode pairMode) (*statement, *fail) {
 	be := r.reg.adjacentBundle(o.entry)
 	if be == nil {
@@ -82,7 +84,7 @@ func (r *run) verifyPair(ctx context.Context, o *object, mode pairMode) (*statem
 	if err != nil || id != be.SemanticID {
 		return nil, uv("semantic_identity_mismatch")
 	}
-	// §8.1 shape, on the raw JSON: the protobuf parse loses key order and
+	// The bundle's shape, on the raw JSON: the protobuf parse loses key order and
 	// base64 spelling.
 	doc, _ := asObj(v)
 	if doc == nil || !exactKeys(doc, "dsseEnvelope", "mediaType", "verificationMaterial") {
@@ -117,7 +119,8 @@ func (r *run) verifyPair(ctx context.Context, o *object, mode pairMode) (*statem
 	}
 	sigs, _ := asList(env["signatures"])
 	// Exactly one signature: go-securesystemslib prints to stdout when two
-	// signatures share a key id, which would corrupt --json (spec §8.5).
+	// signatures share a key id, which would corrupt --json (docs/ledger.md,
+	// Signatures).
 	if len(sigs) != 1 {
 		return nil, uv("bundle_malformed")
 	}
@@ -137,12 +140,12 @@ func (r *run) verifyPair(ctx context.Context, o *object, mode pairMode) (*statem
 		return nil, uv("bundle_malformed")
 	}
 
-	// §8.2 statement.
+	// The signing statement.
 	st, f := parseStatement(payload)
 	if f != nil {
 		return nil, f
 	}
-	// §8.3 key selection.
+	// Key selection and authorization.
 	if keyid != hint || keyid != st.keyID {
 		return nil, uv("key_id_mismatch")
 	}
@@ -172,7 +175,7 @@ func (r *run) verifyPair(ctx context.Context, o *object, mode pairMode) (*statem
 			return nil, uv("signer_not_authorized")
 		}
 	}
-	// §8.4 steps 1–2: the signature over the PAE, through the sigstore DSSE
+	// The signature over the PAE, through the sigstore DSSE
 	// verifier adapter with the registry key id.
 	if !verifyDSSE(ctx, sg, keyid, payloadB64, sigB64, sigBytes) {
 		return nil, uv("signature_invalid")
@@ -180,7 +183,7 @@ func (r *run) verifyPair(ctx context.Context, o *object, mode pairMode) (*statem
 	st.s.signer = sg
 	st.s.doc = st.doc
 
-	// §8.4 step 3: bind the statement to the reference and the object.
+	// Bind the statement to the reference and the object.
 	e := o.entry
 	if st.kind != e.Kind || st.schema != e.Schema || st.media != e.Media || st.objSHA != sha256Digest(o.raw) ||
 		st.objSize != int64(len(o.raw)) || st.semID != e.SemanticID {
@@ -204,7 +207,7 @@ func (r *run) verifyPair(ctx context.Context, o *object, mode pairMode) (*statem
 	return &st.s, nil
 }
 
-// bindTrust is §8.4 step 4: the statement binds the current trust state.
+// bindTrust checks that the statement binds the current trust state.
 func (r *run) bindTrust(s *statement) *fail {
 	if !r.pins[s.boundID] || (s.boundID != r.sr.identity && r.srHistory[s.boundID] == nil) {
 		return mm("trust_state_mismatch")
@@ -219,7 +222,8 @@ func (r *run) bindTrust(s *statement) *fail {
 }
 
 // boundSigners returns the signers of the registry the statement binds: the
-// current one, or a pinned, present and valid historical one (spec §6).
+// current one, or a pinned, present and valid historical one
+// (docs/ledger.md, Signer registry).
 func (r *run) boundSigners(identity string, mode pairMode) map[string]*signer {
 	if mode == pairReceipt || identity == r.sr.identity {
 		return r.sr.signers
@@ -244,8 +248,9 @@ type parsedStatement struct {
 	authority map[string]string
 }
 
-// parseStatement checks the decoded payload (spec §8.2): canonical + LF, the
-// 18 keys and their formats. Equality with the object is checked later.
+// parseStatement checks the decoded payload (docs/ledger.md, Signatures):
+// canonical + LF, the 18 keys and their formats. Equality with the object is
+// checked later.
 func parseStatement(payload []byte) (*parsedStatement, *fail) {
 	bad := uv("statement_malformed")
 	v, err := checkCanonicalLF(payload)
@@ -353,8 +358,9 @@ func parseStatement(payload []byte) (*parsedStatement, *fail) {
 
 // verifyDSSE verifies one DSSE signature over PAE(payloadType, payload)
 // through sigstore's DSSE verifier adapter, giving it the registry key id
-// (spec §8.5). sigstore-go's high-level verifier cannot be used: it derives a
-// SHA256 key id that never matches the registry's and skips the signature.
+// (docs/ledger.md, Signatures). sigstore-go's high-level verifier cannot be
+// used: it derives a SHA256 key id that never matches the registry's and skips
+// the signature.
 func verifyDSSE(ctx context.Context, sg *signer, keyid, payloadB64, sigB64 string, sigBytes []byte) bool {
 	var (
 		sv  signature.Verifier

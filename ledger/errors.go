@@ -13,10 +13,10 @@ var (
 	// unrecognised input. Commands map it to exit code 2.
 	ErrInput = errors.New("ledger input")
 	// ErrUnknownDocument: the top-level schema_version is not one of the four
-	// known document kinds (spec §1.2).
+	// known document kinds (docs/ledger.md, Inputs).
 	ErrUnknownDocument = fmt.Errorf("%w: unknown document kind", ErrInput)
 	// ErrNoDocuments: an evidence-root directory holds none of the known
-	// documents (spec §1.2).
+	// documents (docs/ledger.md, Inputs).
 	ErrNoDocuments = fmt.Errorf("%w: no ledger documents in directory", ErrInput)
 	// ErrNoWorkflowDocument: an admission query was asked of input that has
 	// no workflow ledger or workflow projection.

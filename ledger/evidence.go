@@ -14,8 +14,8 @@ type object struct {
 	canonical bool
 }
 
-// load reads the file of entry e and checks its sha256 and length (spec §5
-// resolution steps 6–7). Detail "" means success.
+// load reads the file of entry e and checks its sha256 and length (the
+// last two row checks of docs/ledger.md, Rows). Detail "" means success.
 func (r *run) load(e *entry) (*object, string) {
 	if o, ok := r.objCache[e.Path]; ok {
 		return o.obj, o.detail
@@ -58,7 +58,7 @@ func (o *object) parse() bool {
 	return true
 }
 
-// readback finishes spec §4.5 for a regular object already loaded: schema
+// readback finishes the readback of a regular object already loaded: schema
 // version, canonical + LF, semantic identity.
 func readback(o *object) string {
 	if !o.parse() {
@@ -107,7 +107,7 @@ func semanticIdentityOf(o *object) (string, bool) {
 }
 
 // semanticIdentity recomputes the semantic identity of a regular object
-// (spec §3.2).
+// (docs/ledger.md, Canonical objects).
 func semanticIdentity(e *entry, doc map[string]any) (string, bool) {
 	switch e.Kind {
 	case kindAuthority:

@@ -6,39 +6,40 @@ import (
 	"time"
 )
 
-// Profiles (spec §15). The gate is on for standard and regulated.
+// Profiles (docs/ledger.md, Workflow admission gate). The gate is on for
+// standard and regulated.
 const (
 	ProfileDemo      = "demo"
 	ProfileStandard  = "standard"
 	ProfileRegulated = "regulated"
 )
 
-// Decisions (spec §15).
+// Decisions (docs/ledger.md, Workflow admission gate).
 const (
 	DecisionAdmitted    = "admitted"
 	DecisionExempt      = "exempt"
 	DecisionNotAdmitted = "not_admitted"
 )
 
-// There is no compiled-in synthetic-tutorial allowlist (ledger.md §15 as
-// amended by mcp-surface.md "Amendments of 2026-12-01"): the only tutorial
+// There is no compiled-in synthetic-tutorial allowlist: the only tutorial
 // exemption lives in serve, bound to the bundle digest that server prepared
 // itself and recorded in its state directory. The ledger gate never exempts
 // a bundle by digest or by a label such as 0.0.0-synthetic; only the demo
 // profile is exempt here.
 
 // AdmissionDecision answers "is there an active workflow admission for this
-// exact bundle at T?" (spec §15). It is the `admission` member of the JSON
-// result of `ledger admission`.
+// exact bundle at T?" (docs/ledger.md, Workflow admission gate). It is the
+// `admission` member of the JSON result of `ledger admission`.
 type AdmissionDecision struct {
 	// Decision is admitted, exempt or not_admitted.
 	Decision string `json:"decision"`
 	// Reason is null unless not_admitted: missing, expired, revoked,
 	// mismatched or unverifiable. It is the only part of the decision that
-	// serve may show (mcp-surface §7.5).
+	// serve may show.
 	Reason *string `json:"reason"`
-	// Detail is a stable snake_case code (spec §13), e.g. demo_profile,
-	// no_admission_for_bundle, bundle_sha256_differs, object_missing.
+	// Detail is a stable snake_case code (docs/ledger.md, Verdicts), e.g.
+	// demo_profile, no_admission_for_bundle, bundle_sha256_differs,
+	// object_missing.
 	Detail *string `json:"detail"`
 	// AdmissionID is the admission_id_sha256 of the admitting row.
 	AdmissionID   *string `json:"admission_id"`
@@ -103,7 +104,7 @@ func (q *GateQuery) normalize() error {
 }
 
 // CheckWorkflowAdmission is the one call serve's admission gate needs
-// (spec §15, mcp-surface §7.5). It verifies src (the embedded snapshot,
+// (docs/ledger.md, Workflow admission gate). It verifies src (the embedded snapshot,
 // [Embedded], or a ledger file or evidence-root directory, [Path]) against
 // the pinned trust root at instant at, and answers whether an active workflow
 // admission covers the bundle whose bundle_sha256 is given. label is an
@@ -135,10 +136,10 @@ func (v *Verifier) Gate(ctx context.Context, src Source, q GateQuery) (Admission
 	return *res.Admission, nil
 }
 
-// Admission verifies src and answers the admission query (spec §15). The
-// returned result carries the verification (workflow rows, integrity) and
-// the decision in [Result.Admission]; its ExitCode is 0 for admitted or
-// exempt and 1 for not_admitted.
+// Admission verifies src and answers the admission query (docs/ledger.md,
+// Workflow admission gate). The returned result carries the verification
+// (workflow rows, integrity) and the decision in [Result.Admission]; its
+// ExitCode is 0 for admitted or exempt and 1 for not_admitted.
 func (v *Verifier) Admission(ctx context.Context, src Source, q GateQuery) (*Result, error) {
 	if err := q.normalize(); err != nil {
 		return nil, err

@@ -11,7 +11,8 @@ import (
 	lg "github.com/OpenAdaptAI/openadapt-agent/internal/testing/ledgergen"
 )
 
-// TestGateGenerated answers §15 queries against generated workflow ledgers.
+// TestGateGenerated answers admission queries against generated workflow
+// ledgers.
 func TestGateGenerated(t *testing.T) {
 	const other = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
 	cases := []struct {

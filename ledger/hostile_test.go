@@ -14,7 +14,7 @@ import (
 )
 
 // TestHostileInputs: a FIFO, a device and an oversized file are refused
-// before reading (issue 10 §2): before, a FIFO blocked forever and
+// before reading: before, a FIFO blocked forever and
 // /dev/zero grew without bound.
 func TestHostileInputs(t *testing.T) {
 	dir := t.TempDir()

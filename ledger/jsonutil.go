@@ -12,7 +12,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// ledger's JSON is internal/util/pyjson under ledger.md §3.1's rules: strict
+// ledger's JSON is internal/util/pyjson under these rules: strict
 // UTF-8, no duplicate key, no lone surrogate, no BOM, nesting at most 512,
 // integers exact and unbounded; floats parse but have no canonical form.
 var ledgerJSON = pyjson.Options{MaxDepth: 512, Floats: pyjson.FloatRefuse}
@@ -43,9 +43,9 @@ func parseJSON(b []byte) (any, error) {
 	return s.doc.Value(s.doc.Root()), nil
 }
 
-// canonical returns the byte form of Python's
-// json.dumps(v, sort_keys=True, separators=(",",":"), ensure_ascii=False)
-// for a tree produced by parseJSON (spec §3.1). Numbers must be integers.
+// canonical returns the byte form of Python's json.dumps(v, sort_keys=True,
+// separators=(",",":"), ensure_ascii=False) for a tree produced by parseJSON
+// (docs/ledger.md, Canonical objects). Numbers must be integers.
 func canonical(v any) ([]byte, error) { return canonicalSuffix(v, "") }
 
 // canonicalLF is canonical(v) followed by one LF: the byte form of every
@@ -102,8 +102,9 @@ func checkCanonicalLF(raw []byte) (any, error) {
 }
 
 // CheckCanonical reports whether raw is canonical JSON followed by exactly one
-// LF, the rule every content-addressed OpenAdapt object obeys (spec §3.1). It
-// returns an error wrapping [ErrNotCanonical] otherwise.
+// LF, the rule every content-addressed OpenAdapt object obeys (docs/ledger.md,
+// Canonical objects). It returns an error wrapping [ErrNotCanonical]
+// otherwise.
 func CheckCanonical(raw []byte) error {
 	if _, err := checkCanonicalLF(raw); err != nil {
 		return fmt.Errorf("%w: %v", ErrNotCanonical, err)
@@ -199,7 +200,7 @@ func getDigest(m map[string]any, k string) (string, bool) {
 }
 
 // parseTime parses a whole-second UTC timestamp YYYY-MM-DDTHH:MM:SSZ that is
-// a real calendar instant (spec §10).
+// a real calendar instant (docs/ledger.md, Time).
 func parseTime(s string) (time.Time, bool) {
 	if !isTimestamp(s) {
 		return time.Time{}, false
@@ -316,7 +317,8 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// writeCanonicalString writes s as canonical JSON (spec §3.1) to buf.
+// writeCanonicalString writes s as canonical JSON (docs/ledger.md, Canonical
+// objects) to buf.
 func writeCanonicalString(buf *bytes.Buffer, s string) {
 	buf.Write(pyjson.AppendString(buf.AvailableBuffer(), s))
 }

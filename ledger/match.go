@@ -2,7 +2,7 @@ package ledger
 
 import "strings"
 
-// Byte-loop matchers for the fixed-shape strings of ledger.md. Each is
+// Byte-loop matchers for the fixed-shape strings of the ledger formats. Each is
 // exactly the anchored regular expression in its comment (match_test.go
 // checks them against regexp, differentially and by fuzzing): compiling
 // those expressions cost about 1.4 ms of CPU in every `ledger verify`

@@ -18,7 +18,7 @@ import (
 
 // Documents a mutation is verified through. Registry mutations use a ledger
 // input: a target projection pins the registry bytes and would report
-// registry_not_pinned_by_projection first (spec §18).
+// registry_not_pinned_by_projection first.
 const (
 	relDoc  = "production-lifecycle-admissions.json"
 	wfDoc   = "production-workflow-admissions.json"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// Reference is a validated object reference (spec §5): a pointer from a
+// Reference is a validated object reference (docs/ledger.md, Rows): a pointer from a
 // ledger row to one registry entry.
 type Reference struct {
 	RegistrySourceCommit string
@@ -27,9 +27,9 @@ var referenceKeys = []string{
 	"object_sha256", "size_bytes", "semantic_identity_sha256", "subject_sha256",
 }
 
-// ParseReference validates a parsed JSON value as an object reference: its
-// 16 keys, the evidence-repository constants, the 8 entry fields (spec §4.2)
-// and the recomputed registry_entry_sha256. It does not resolve the
+// ParseReference validates a parsed JSON value as an object reference: its 16
+// keys, the evidence-repository constants, the 8 entry fields (docs/ledger.md,
+// Registry) and the recomputed registry_entry_sha256. It does not resolve the
 // reference. The error wraps [ErrRefParse].
 func ParseReference(v any) (*Reference, error) {
 	m, ok := asObj(v)

@@ -20,7 +20,7 @@ type entry struct {
 	Index      int
 }
 
-// signerPointer is a signer-registry pointer (spec §4.3 step 2).
+// signerPointer is a signer-registry pointer (docs/ledger.md, Registry).
 type signerPointer struct {
 	Path     string
 	SHA256   string
@@ -29,7 +29,7 @@ type signerPointer struct {
 	raw      map[string]any
 }
 
-// registry is a parsed evidence registry that passed §4.3 (or failed with
+// registry is a parsed evidence registry that passed its checks (or failed with
 // detail).
 type registry struct {
 	sha256   string
@@ -46,9 +46,9 @@ type registry struct {
 	rawDoc   map[string]any
 }
 
-// parseEntryFields validates the eight entry fields of m (spec §4.2) and
-// returns an entry with its recomputed digest. ok is false on any shape
-// violation.
+// parseEntryFields validates the eight entry fields of m (docs/ledger.md,
+// Registry) and returns an entry with its recomputed digest. ok is false on
+// any shape violation.
 func parseEntryFields(m map[string]any) (*entry, bool) {
 	e := &entry{}
 	var ok bool
@@ -163,7 +163,7 @@ func parsePointer(v any) (signerPointer, bool) {
 }
 
 // parseRegistry validates an evidence registry document in the order of
-// spec §4.3. It returns the registry and "" or the failing detail.
+// docs/ledger.md, Registry. It returns the registry and "" or the failing detail.
 func parseRegistry(raw []byte) (*registry, string) {
 	v, err := parseJSON(raw)
 	if err != nil {
@@ -347,8 +347,9 @@ func (r *registry) lastOfKind(kind string) *entry {
 	return nil
 }
 
-// headChain validates previous registries against the current one (spec
-// §4.4) and returns the set of bound (revision, head) pairs, or a detail.
+// headChain validates previous registries against the current one
+// (docs/ledger.md, Registry) and returns the set of bound (revision, head)
+// pairs, or a detail.
 func headChain(current *registry, previous []*registry) (map[string]bool, string) {
 	regs := append([]*registry{current}, previous...)
 	// Newest first.

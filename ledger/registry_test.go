@@ -18,7 +18,7 @@ import (
 )
 
 // The legacy empty registry (no signer_registry_history) uses the head form
-// without that field (spec §4.1).
+// without that field (docs/ledger.md, Registry).
 func TestLegacyRegistryHead(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "testdata", "ledger", "extra", "evidence-registry.rev1-legacy-empty.json"))
 	if err != nil {
@@ -43,7 +43,7 @@ func TestLiveRegistryHead(t *testing.T) {
 }
 
 // TestPreviousRegistryChain: rows bound to an older revision verify through
-// the append-only chain (spec §4.4).
+// the append-only chain (docs/ledger.md, Registry).
 func TestPreviousRegistryChain(t *testing.T) {
 	var prev map[string]any
 	o := genOptions(t)
@@ -85,7 +85,7 @@ func TestPreviousRegistryChain(t *testing.T) {
 	}
 }
 
-// The P-256 key-id derivation vector of spec §2.
+// The P-256 key-id derivation vector (docs/ledger.md, Trust root).
 func TestP256KeyIDVector(t *testing.T) {
 	d, _ := hex.DecodeString("2f29c1f30c9db50a15e08ddd4f5f49d1f5c621d40ad72835d11065448148d8c7")
 	k, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
@@ -125,8 +125,8 @@ func TestP256KeyIDVector(t *testing.T) {
 	if _, ok := parseSigner(m, genNow, genNow, true); ok {
 		t.Fatal("wrong derived key id accepted")
 	}
-	// Strict DER, low S (spec §8.4): a high-S twin of a valid signature is
-	// refused, as is a non-minimal DER spelling.
+	// Strict DER, low S (docs/ledger.md, Signatures): a high-S twin of a valid
+	// signature is refused, as is a non-minimal DER spelling.
 	msg := sha256.Sum256([]byte("pae"))
 	for i := 0; i < 8; i++ {
 		r, sv, err := ecdsa.Sign(rand.Reader, k, msg[:])

@@ -7,7 +7,7 @@ import (
 // MediaType is the media type of a [Result] rendered as JSON.
 const MediaType = "application/vnd.openadapt-agent.ledger-verification+json;version=1"
 
-// Integrity values (spec §17.3).
+// Integrity values (docs/ledger.md, Integrity and exit codes).
 const (
 	IntegrityVerified   = "verified"
 	IntegrityIncomplete = "incomplete"
@@ -15,7 +15,7 @@ const (
 )
 
 // Result is the outcome of a verification, and the JSON document that
-// `ledger verify --json` prints (spec §17.2). Fields are only ever added.
+// `ledger verify --json` prints (docs/ledger.md, Output). Fields are only ever added.
 type Result struct {
 	MediaType          string              `json:"mediaType"`
 	At                 string              `json:"at"`
@@ -73,7 +73,7 @@ type TargetResult struct {
 	ExpiresAt    *string `json:"expires_at"`
 }
 
-// ProductResult is the product verdict (spec §14).
+// ProductResult is the product verdict (docs/ledger.md, Verdicts).
 type ProductResult struct {
 	Verdict         string `json:"verdict"`
 	ActiveTargets   int    `json:"active_targets"`
@@ -139,7 +139,8 @@ func workflowResult(i int, rs *rowState) WorkflowAdmission {
 	return w
 }
 
-// assemble combines the documents' outcomes into a Result (spec §1.2: a
+// assemble combines the documents' outcomes into a Result (docs/ledger.md,
+// Inputs: a
 // ledger is authoritative over its projection, which must agree).
 func (r *run) assemble(src Source, docs []*document, pins []string) *Result {
 	res := &Result{
@@ -288,7 +289,7 @@ func sameRow(a, b *rowState) bool {
 }
 
 // isFailedDetail reports whether an unverifiable detail counts as failed
-// integrity (spec §17.3).
+// integrity (docs/ledger.md, Integrity and exit codes).
 func isFailedDetail(d string) bool {
 	switch d {
 	case "object_missing", "bundle_missing", "not_yet_valid", "no_admission":
@@ -297,7 +298,8 @@ func isFailedDetail(d string) bool {
 	return true
 }
 
-// integrityOf computes §17.3 integrity over a set of outcomes.
+// integrityOf computes integrity (docs/ledger.md, Integrity and exit codes)
+// over a set of outcomes.
 func integrityOf(fs []*fail) string {
 	out := IntegrityVerified
 	for _, f := range fs {
@@ -325,7 +327,7 @@ func integrityOf(fs []*fail) string {
 }
 
 // finish applies --strict and the --require-* conditions and sets the exit
-// code (spec §17.3).
+// code (docs/ledger.md, Integrity and exit codes).
 func (v *Verifier) finish(res *Result) {
 	res.Requirements = "none"
 	if v.cfg.requireProduction || len(v.cfg.requireActive) > 0 {

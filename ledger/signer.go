@@ -11,7 +11,8 @@ import (
 	"time"
 )
 
-// signer is one validated signer of a signer registry (spec §6.1).
+// signer is one validated signer of a signer registry (docs/ledger.md, Signer
+// registry).
 type signer struct {
 	KeyID        string
 	Algorithm    string // ed25519 | ecdsa-p256-sha256
@@ -40,8 +41,9 @@ type signerRegistry struct {
 
 var ed25519SPKIPrefix = []byte{0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00}
 
-// parseSignerRegistry validates a signer registry document (spec §6.1) and
-// returns it, or false. The caller checks the pointer, pin and time.
+// parseSignerRegistry validates a signer registry document (docs/ledger.md,
+// Signer registry) and returns it, or false. The caller checks the pointer,
+// pin and time.
 func parseSignerRegistry(doc map[string]any) (*signerRegistry, bool) {
 	if !exactKeys(doc, "schema_version", "revision", "generated_at", "expires_at", "signers") {
 		return nil, false

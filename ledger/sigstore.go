@@ -24,8 +24,9 @@ import (
 )
 
 // SigstoreOptions configures the verification of an ordinary Sigstore bundle
-// over an artifact (spec §16). Field names follow cosign's flags. Everything
-// is local: there is no TUF and no network, ever.
+// over an artifact (docs/ledger.md, Sigstore bundles over a ledger). Field
+// names follow cosign's flags. Everything is local: there is no TUF and no
+// network, ever.
 type SigstoreOptions struct {
 	// BundlePath is the Sigstore bundle (v0.1–v0.3 JSON). Required.
 	BundlePath string
@@ -103,8 +104,8 @@ func readNoPath(ctx context.Context, p string, lim fsutil.Limit) ([]byte, error)
 	return b, err
 }
 
-// KeylessResult records a Sigstore bundle check (spec §16.3). It is the
-// `keyless` member of the verification JSON.
+// KeylessResult records a Sigstore bundle check (docs/ledger.md, Sigstore
+// bundles over a ledger). It is the `keyless` member of the verification JSON.
 type KeylessResult struct {
 	Verified     bool                `json:"verified"`
 	Error        *string             `json:"error"`
@@ -128,8 +129,9 @@ type SigstoreTimestamp struct {
 }
 
 // VerifyArtifact verifies the Sigstore bundle o.BundlePath over the artifact,
-// fully offline, with sigstore-go v1.3.0 (spec §16.2): keyless with a
-// certificate identity and issuer against o.TrustedRootPath, or by key.
+// fully offline, with sigstore-go v1.3.0 (docs/ledger.md, Sigstore bundles
+// over a ledger): keyless with a certificate identity and issuer against
+// o.TrustedRootPath, or by key.
 //
 // Unreadable or unparseable material (bundle, trusted root, key) and missing
 // or conflicting options return (nil, error wrapping [ErrSigstoreInput] or

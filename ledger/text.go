@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// short shortens a digest to 8 hex digits for text output (spec §17.1).
+// short shortens a digest to 8 hex digits for text output (docs/ledger.md, Output).
 func short(d string) string {
 	if strings.HasPrefix(d, "sha256:") && len(d) == 71 {
 		return d[:15] + "…"
@@ -69,7 +69,7 @@ func (t *table) write(b *bufio.Writer, w []int) {
 }
 
 // incompleteCounts counts targets and rows that are unverifiable only
-// because a referenced file is absent (spec §17.3).
+// because a referenced file is absent (docs/ledger.md, Integrity and exit codes).
 func (r *Result) incompleteCounts() (targets, rows int) {
 	inc := func(reason, detail, cause *string) bool {
 		if dash(reason) != ReasonUnverifiable {
@@ -127,7 +127,7 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// resultLine is the text RESULT line (spec §17.3).
+// resultLine is the text RESULT line (docs/ledger.md, Integrity and exit codes).
 func (r *Result) resultLine() string {
 	switch {
 	case r.Integrity == IntegrityFailed:
@@ -156,7 +156,7 @@ func (r *Result) resultLine() string {
 	return "verified"
 }
 
-// WriteText writes the human-readable report (spec §17.1): results only.
+// WriteText writes the human-readable report (docs/ledger.md, Output): results only.
 // Notes are not included; print [Result.Notes] on stderr.
 func (r *Result) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// globals runs the global checks once per run (spec §12.1 step 3): the
-// registry (§4), its history (§4.4), the signer registry (§6) and the trust
-// state (§7). It returns "" or the global detail.
+// globals runs the global checks once per run (docs/ledger.md, What is
+// checked): the registry, its history, the signer registry and the trust
+// state. It returns "" or the global detail.
 func (r *run) globals(ctx context.Context) string {
 	if r.globalDone {
 		return r.global
@@ -66,7 +66,7 @@ func (r *run) computeGlobals(ctx context.Context) string {
 }
 
 // loadSignerRegistry reads and validates the signer registry named by a
-// pointer (spec §6).
+// pointer (docs/ledger.md, Signer registry).
 func (r *run) loadSignerRegistry(p signerPointer) (*signerRegistry, string) {
 	raw, err := readFS(r.root, p.Path)
 	if err != nil {
@@ -123,7 +123,7 @@ func (r *run) checkSignerRegistry() string {
 		}
 		if h, d := r.loadSignerRegistry(p); d == "" {
 			// Keys must still be active in the current registry; that is
-			// checked per admission as a revocation (§11).
+			// checked per admission as a revocation (docs/ledger.md, Revocation).
 			r.srHistory[h.identity] = h
 		}
 	}
@@ -142,7 +142,8 @@ type receipt struct {
 }
 
 // checkTrustState verifies the authority receipt A and revocation receipt R
-// (spec §7) and records the accepted revocation states and the revoked set.
+// (docs/ledger.md, Trust state) and records the accepted revocation states and
+// the revoked set.
 func (r *run) checkTrustState(ctx context.Context) string {
 	ae := r.reg.lastOfKind(kindAuthority)
 	re := r.reg.lastOfKind(kindRevocation)
@@ -157,7 +158,7 @@ func (r *run) checkTrustState(ctx context.Context) string {
 	if d != "" {
 		return d
 	}
-	// §7.2 bindings.
+	// The receipts bind each other and the signer registry.
 	ad, rd := a.obj.doc, rr.obj.doc
 	if s, _ := getStr(ad, "signer_registry_sha256"); s != r.sr.sha256 {
 		return "trust_state_invalid"
@@ -175,7 +176,7 @@ func (r *run) checkTrustState(ctx context.Context) string {
 		return "trust_state_invalid"
 	}
 	r.authorityID = a.id
-	// §7.3 accepted revocation states: R and its registered predecessors.
+	// Accepted revocation states: R and its registered predecessors.
 	r.acceptedRev = map[string]bool{rr.id: true}
 	cur := rr
 	for cur.previous != "" {
@@ -199,7 +200,7 @@ func (r *run) checkTrustState(ctx context.Context) string {
 		r.acceptedRev[p.id] = true
 		cur = p
 	}
-	// §11 revoked set.
+	// The revoked set (docs/ledger.md, Revocation).
 	r.revoked = map[[2]string]bool{}
 	revs, _ := asList(rd["revocations"])
 	for _, it := range revs {
@@ -211,7 +212,8 @@ func (r *run) checkTrustState(ctx context.Context) string {
 	return ""
 }
 
-// verifyReceipt runs spec §7.1 for one receipt entry.
+// verifyReceipt checks one trust-state receipt entry (docs/ledger.md, Trust
+// state).
 func (r *run) verifyReceipt(ctx context.Context, e *entry) (*receipt, string) {
 	o, d := r.load(e)
 	if d == "object_missing" {

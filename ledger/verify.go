@@ -13,7 +13,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
-// Reasons (spec §13).
+// Reasons (docs/ledger.md, Verdicts).
 const (
 	ReasonMissing      = "missing"
 	ReasonExpired      = "expired"
@@ -39,8 +39,8 @@ func uv(d string) *fail { return &fail{reason: ReasonUnverifiable, detail: d} }
 func mm(d string) *fail { return &fail{reason: ReasonMismatched, detail: d} }
 
 // Source names the evidence to verify: the embedded snapshot or a path on
-// disk (a ledger or projection file, or an evidence-root directory; spec
-// §1.2).
+// disk (a ledger or projection file, or an evidence-root directory;
+// docs/ledger.md, Inputs).
 type Source struct {
 	embedded bool
 	path     string
@@ -57,7 +57,8 @@ func Path(p string) Source { return Source{path: p} }
 func (s Source) IsEmbedded() bool { return s.embedded }
 
 // Trust is the trust root: the set of pinned signer-registry identities
-// (spec §2). The zero value is not usable; start from [DefaultTrust].
+// (docs/ledger.md, Trust root). The zero value is not usable; start from
+// [DefaultTrust].
 type Trust struct {
 	SignerRegistryIdentities []string
 }
@@ -108,7 +109,8 @@ func WithEvidenceRoot(dir string) Option {
 	}
 }
 
-// WithPreviousRegistry adds an older evidence-registry revision (spec §4.4).
+// WithPreviousRegistry adds an older evidence-registry revision
+// (docs/ledger.md, Registry).
 // The file is read now; an unreadable file is an error wrapping [ErrInput].
 func WithPreviousRegistry(paths ...string) Option {
 	return func(c *config) error {
@@ -126,7 +128,8 @@ func WithPreviousRegistry(paths ...string) Option {
 	}
 }
 
-// WithStrict makes incomplete evidence fail the exit code (spec §17.3).
+// WithStrict makes incomplete evidence fail the exit code (docs/ledger.md,
+// Integrity and exit codes).
 func WithStrict() Option {
 	return func(c *config) error { c.strict = true; return nil }
 }
@@ -152,8 +155,8 @@ func WithRequireProduction() Option {
 }
 
 // WithSigstore also verifies a Sigstore bundle over the ledger file's bytes
-// (spec §16). The source must then be a file. A Sigstore pass never overrides
-// a failed native check.
+// (docs/ledger.md, Sigstore bundles over a ledger). The source must then be a
+// file. A Sigstore pass never overrides a failed native check.
 func WithSigstore(o SigstoreOptions) Option {
 	return func(c *config) error {
 		if err := o.validate(); err != nil {
@@ -375,7 +378,8 @@ func (v *Verifier) evalTime() time.Time {
 	return time.Now().UTC().Truncate(time.Second)
 }
 
-// Verify verifies every document of src (spec §12) and returns the result.
+// Verify verifies every document of src (docs/ledger.md, What is checked)
+// and returns the result.
 // Verdicts are values in the result; the error is reserved for unreadable or
 // unrecognised input (wrapping [ErrInput]) and cancellation.
 func (v *Verifier) Verify(ctx context.Context, src Source) (*Result, error) {
@@ -456,7 +460,8 @@ type releaseRow struct {
 	adm *admission
 }
 
-// evalReleaseLedger is spec §12.1 for a release ledger.
+// evalReleaseLedger evaluates a release ledger: envelope, global checks,
+// attribution, then each target (docs/ledger.md, Chain and lifecycle).
 func (r *run) evalReleaseLedger(ctx context.Context, d *document) map[string]*targetState {
 	doc := d.doc
 	rows, ok := asList(doc["admissions"])
@@ -512,7 +517,8 @@ func (r *run) evalReleaseLedger(ctx context.Context, d *document) map[string]*ta
 }
 
 // attributeRelease: a release row is attributed once its bytes parse to a
-// JSON object whose target is one of the seven (spec §12.1 step 4).
+// JSON object whose target is one of the seven (docs/ledger.md, Chain and
+// lifecycle).
 func attributeRelease(o *object) string {
 	if !o.parse() {
 		return "object_not_canonical"
@@ -525,7 +531,7 @@ func attributeRelease(o *object) string {
 }
 
 // evalTargets groups attributed release rows by target and evaluates each
-// target (spec §12.1 step 5).
+// target (docs/ledger.md, Chain and lifecycle).
 func (r *run) evalTargets(ctx context.Context, rows []releaseRow) map[string]*targetState {
 	by := map[string][]releaseRow{}
 	for _, row := range rows {
@@ -600,7 +606,8 @@ func (r *run) evalTarget(ctx context.Context, rows []releaseRow) *targetState {
 	return st
 }
 
-// lifecycle is revoked → not_yet_valid → expired (spec §10, §11).
+// lifecycle is revoked → not_yet_valid → expired (docs/ledger.md, Time and
+// Revocation).
 func (r *run) lifecycle(o *object, a *admission, s *statement) *fail {
 	kind := o.entry.Kind
 	for _, x := range []string{o.entry.SemanticID, o.entry.SHA256, a.admissionID} {
@@ -623,7 +630,8 @@ func (r *run) lifecycle(o *object, a *admission, s *statement) *fail {
 	return nil
 }
 
-// resolveRef resolves a ledger row reference (spec §5) and loads its object.
+// resolveRef resolves a ledger row reference (docs/ledger.md, Rows) and
+// loads its object.
 func (r *run) resolveRef(v any, wantKind string) (*object, string) {
 	m, ok := asObj(v)
 	if !ok {
@@ -649,7 +657,7 @@ func (r *run) resolveRef(v any, wantKind string) (*object, string) {
 	return r.load(e)
 }
 
-// resolveInline resolves an inline release object (spec §5, inline rows).
+// resolveInline resolves an inline release object (docs/ledger.md, Rows).
 func (r *run) resolveInline(v any) (*object, string) {
 	m, ok := asObj(v)
 	if !ok {
@@ -670,7 +678,8 @@ func (r *run) resolveInline(v any) (*object, string) {
 	return &object{entry: e, raw: raw, doc: m, canonical: true}, ""
 }
 
-// evalTargetProjection is spec §12.1 for a target projection.
+// evalTargetProjection evaluates a target projection like a release
+// ledger, plus its static fields and its pins.
 func (r *run) evalTargetProjection(ctx context.Context, d *document) map[string]*targetState {
 	doc := d.doc
 	malformed := func() map[string]*targetState {
@@ -791,7 +800,7 @@ func (r *run) evalTargetProjection(ctx context.Context, d *document) map[string]
 	return out
 }
 
-// evalWorkflowLedger is spec §12.2 for a workflow ledger.
+// evalWorkflowLedger evaluates a workflow ledger, row by row.
 func (r *run) evalWorkflowLedger(ctx context.Context, d *document) []*rowState {
 	doc := d.doc
 	rows, ok := asList(doc["admissions"])
@@ -813,7 +822,8 @@ func failRows(n int, f *fail) []*rowState {
 
 var projectionCopyKeys = []string{"bundle_version", "evidence_class", "expires_at", "verdict"}
 
-// evalWorkflowProjection is spec §12.2 for a workflow projection.
+// evalWorkflowProjection evaluates a workflow projection: its rows, and
+// the copies of object fields each row carries.
 func (r *run) evalWorkflowProjection(ctx context.Context, d *document) []*rowState {
 	doc := d.doc
 	rows, ok := asList(doc["admissions"])
