@@ -1,5 +1,5 @@
 // Package skill emits, validates, packs, verifies and installs Agent Skills
-// that wrap the skill folders openadapt-flow emits (shared spec skills.md).
+// that wrap the skill folders openadapt-flow emits (docs/skills.md).
 //
 // A Flow skill folder is SKILL.md plus bundle/. [Emit] verifies the bundle
 // with the bundle package, then [Wrap]s SKILL.md: safe double-quoted

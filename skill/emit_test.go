@@ -161,7 +161,7 @@ func TestEmitGolden(t *testing.T) {
 			srcMD, _ := os.ReadFile(filepath.Join(src, "SKILL.md"))
 			sf, _ := splitFile(srcMD)
 			body, _ := cutAppendix(sf.Body())
-			body, _ = replaceControls(body) // the one permitted change (round2-decisions 21)
+			body, _ = replaceControls(body) // the one permitted change: control code points, not bytes
 			if !bytes.Contains(got, body) {
 				t.Error("output does not contain Flow's body verbatim")
 			}
@@ -405,7 +405,7 @@ func TestWrapIdempotent(t *testing.T) {
 
 // FuzzFrontmatterRoundTrip: whatever the description, Wrap either refuses
 // or writes frontmatter that decodes back to the normalised values and
-// passes every §1 rule.
+// passes every skill rule.
 func FuzzFrontmatterRoundTrip(f *testing.F) {
 	for _, s := range []string{"Replay 'a: b' #2", "x\u2028y\u2029z\x85", `q"\`, "no", "123", "<a&b>", "tab\there", "é🩺"} {
 		f.Add(s)

@@ -9,7 +9,7 @@ import (
 var (
 	// ErrInvalid is the root of every "this is not a valid Agent Skill" error.
 	ErrInvalid = errors.New("invalid skill")
-	// ErrFrontmatter: SKILL.md bytes or frontmatter break a §1 rule.
+	// ErrFrontmatter: SKILL.md bytes or frontmatter break a skill rule.
 	ErrFrontmatter = fmt.Errorf("%w: frontmatter", ErrInvalid)
 	// ErrName: the skill name breaks a naming rule.
 	ErrName = fmt.Errorf("%w: name", ErrInvalid)

@@ -40,7 +40,7 @@ type agentDirs struct {
 
 // rootRel is a folder beneath a root folder. The root folder's own path is
 // the user's choice (the project, $CLAUDE_CONFIG_DIR, …) and may be reached
-// through links; beneath it nothing is followed (round2-decisions 19).
+// through links; beneath it nothing is followed (internal/util/fsutil).
 type rootRel struct {
 	root  string // absolute root folder
 	label string // how messages name the root ("" for the project root)
@@ -204,7 +204,7 @@ func unsafePath(err error) error {
 
 // Install installs a skill: a real copy at <root>/.agents/skills/<name>,
 // relative per-skill symlinks for agents that read elsewhere, and an entry
-// in the skills lock file (spec/skills.md §6). A different skill already in
+// in the skills lock file (docs/skills.md, Install). A different skill already in
 // a destination is refused ([ErrConflict]) unless Force. Nothing is changed
 // when a check fails.
 //
@@ -320,7 +320,7 @@ func Install(opt InstallOptions) (res *InstallResult, err error) {
 	}
 	staged := cr.Join(tmp + "/" + name)
 
-	// 2. §1 errors refuse; the inner bundle is checked.
+	// 2. Skill-rule errors refuse; the inner bundle is checked.
 	rep, err := validateDir(staged, name)
 	if err != nil {
 		return nil, err
@@ -664,7 +664,8 @@ func checkInnerBundle(dir string, opts []bundle.Option, warn func(string)) error
 	return nil
 }
 
-// extractArchive verifies an archive (§5) while extracting it into
+// extractArchive verifies an archive (docs/skills.md, Verify) while
+// extracting it into
 // dir/<name> beneath r, so no write can escape dir or go through a link.
 // SHA256SUMS is checked but not extracted: it describes the archive, and
 // leaving it out keeps an install from an archive identical to one from the

@@ -172,8 +172,8 @@ func TestInstallGlobalLock(t *testing.T) {
 }
 
 // TestInstallLockUntouched: a lock file of another version or one that does
-// not parse is left byte for byte untouched, with a warning. Issue 12's
-// choice for repeated keys is recorded here too: skills@1.7.4 never writes
+// not parse is left byte for byte untouched, with a warning. The choice for
+// repeated keys is recorded here too: skills@1.7.4 never writes
 // one (JSON.stringify) and would read one as its last value (JSON.parse);
 // we refuse such a file at any depth, fail-closed, and the warning names the
 // problem and its offset, never the file's content.

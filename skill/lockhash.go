@@ -19,7 +19,7 @@ import (
 // FolderHash returns the skills lock file's folder hash of the folder rel
 // beneath r (`computedHash` in a project lock, `skillFolderHash` in the
 // global one), computed exactly as computeSkillFolderHash of the `skills`
-// CLI 1.7.4 does (round2-decisions 22): every regular file of the tree,
+// CLI 1.7.4 does (docs/skills.md, The lock): every regular file of the tree,
 // skipping folders named .git or node_modules at any depth and anything
 // that is neither a regular file nor a folder (links, FIFOs, devices: they
 // are never opened), ordered by relative slash path with the root collation

@@ -14,7 +14,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// oldParseObject is the lock-file parser lock.go had before issue 12 moved
+// oldParseObject is the lock-file parser lock.go had before it moved
 // it onto pyjson (a json.Decoder token walk; a repeated top-level key kept
 // its first position and its last value, as JSON.parse does, and nested
 // values were kept raw, duplicates and all). Kept here only as the

@@ -8,7 +8,7 @@ import (
 )
 
 // foldKey is how two entry names are compared for collisions, by pack and
-// verify alike (round2-decisions 21): the full Unicode case fold of the NFC
+// verify alike: the full Unicode case fold of the NFC
 // form. "é.md" in NFC and in NFD, "Docs" and "docs", "ß" and "ss" collide,
 // as they do on macOS, Windows and many archive tools.
 func foldKey(name string) string {

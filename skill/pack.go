@@ -90,7 +90,7 @@ type PackResult struct {
 	Skipped    int    `json:"-"`
 }
 
-// Pack validates the skill folder dir (spec/skills.md §1; an error finding
+// Pack validates the skill folder dir (docs/skills.md, Skill rules; an error finding
 // refuses) and writes a reproducible archive of it to w: every entry under one
 // top folder <name>/, sorted, with mtime [Epoch], owner 0, modes 0644/0755,
 // and a generated SHA256SUMS. It refuses (wrapping [ErrUnsafeArchive])

@@ -22,7 +22,7 @@ const (
 	SeverityWarning Severity = "warning"
 )
 
-// Finding is one rule result of spec/skills.md §1. ID is the rule id
+// Finding is one rule result (docs/skills.md, Skill rules). ID is the rule id
 // (`name-dir`, `desc-len`, …). Message names the field and never repeats the
 // description or the body.
 type Finding struct {
@@ -95,7 +95,7 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // also accept TOML (`+++`) and JSON (`{`, `;;;`).
 var yamlFormat = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
 
-// ParseSkillFile runs the byte checks of spec/skills.md §1 (`utf8`, `bom`,
+// ParseSkillFile runs the byte checks of the skill rules (`utf8`, `bom`,
 // `frontmatter`) and then decodes the frontmatter with adrg/frontmatter
 // (`yaml`, `yaml-dup`, `yaml-flow`). It returns a [*FindingError] for the
 // first rule broken; the error wraps [ErrFrontmatter].
@@ -150,7 +150,7 @@ func splitFile(data []byte) (*SkillFile, *Finding) {
 }
 
 // parseFile returns the parsed file, or nil when it cannot be decoded, and
-// the parse findings in §1 order.
+// the parse findings in rule order.
 func parseFile(data []byte) (*SkillFile, []Finding) {
 	sf, bad := splitFile(data)
 	if bad != nil {

@@ -37,7 +37,7 @@ type entry struct {
 // walkOptions selects what walkTree skips.
 type walkOptions struct {
 	// packSkips drops .git/, node_modules/, __pycache__/, *.pyc, .DS_Store
-	// and a root SHA256SUMS (spec/skills.md §4 step 2).
+	// and a root SHA256SUMS (docs/skills.md, Pack).
 	packSkips bool
 }
 

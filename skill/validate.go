@@ -19,7 +19,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
-// Limits of spec/skills.md §1.
+// Limits of the skill rules (docs/skills.md, Skill rules).
 const (
 	MaxNameLen          = 64
 	MaxDescriptionLen   = 1024
@@ -43,7 +43,7 @@ type Report struct {
 	Path string `json:"path"`
 	// Name is the frontmatter name when it decoded as a string, else "".
 	Name string `json:"name"`
-	// Findings in spec/skills.md §1 order.
+	// Findings in rule order (docs/skills.md, Skill rules).
 	Findings []Finding `json:"findings"`
 }
 
@@ -77,8 +77,9 @@ func (r *Report) FirstError() error {
 }
 
 // Validate checks the skill at path, a skill folder or its SKILL.md, against
-// every rule of spec/skills.md §1. Rule results are findings in the report;
-// the error is non-nil (wrapping [ErrPath]) only when path cannot be read.
+// every skill rule (docs/skills.md, Skill rules). Rule results are findings in
+// the report; the error is non-nil (wrapping [ErrPath]) only when path cannot
+// be read.
 func Validate(path string) (*Report, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -179,10 +180,10 @@ func firstSpecial(root string) (string, error) {
 	return found, err
 }
 
-// CheckSkillMD runs every file-level rule of spec/skills.md §1 on the bytes
+// CheckSkillMD runs every file-level skill rule on the bytes
 // of a SKILL.md whose folder is named dirName (empty skips `name-dir`). It
 // returns the parsed file (nil when it does not decode) and the findings in
-// §1 order.
+// rule order.
 func CheckSkillMD(data []byte, dirName string) (*SkillFile, []Finding) {
 	sf, findings := parseFile(data)
 	if sf == nil {

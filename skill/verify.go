@@ -35,7 +35,7 @@ type Limits struct {
 	MaxRatio         int64 // max-compression-ratio, per zip entry and for the whole archive
 }
 
-// DefaultLimits are the limits of spec/skills.md §5.
+// DefaultLimits are the limits of docs/skills.md, Verify.
 var DefaultLimits = Limits{
 	MaxArchiveBytes:  256 << 20,
 	MaxEntries:       10000,
@@ -96,8 +96,9 @@ var ErrUnknownArchive = fmt.Errorf("%w: neither a zip archive nor a zstd stream"
 
 // VerifyArchive checks a packed skill without writing anything: the archive
 // digest (against opt.SHA256 or the sidecar), every entry name and type, the
-// size and ratio limits, SKILL.md against §1, and SHA256SUMS against every
-// file. Errors wrap [ErrUnsafeArchive], [ErrDigestMismatch] or [ErrInvalid].
+// size and ratio limits, SKILL.md against the skill rules, and SHA256SUMS
+// against every file. Errors wrap [ErrUnsafeArchive], [ErrDigestMismatch] or
+// [ErrInvalid].
 func VerifyArchive(file string, opt VerifyOptions) (*VerifyResult, error) {
 	return readSkillArchive(file, opt, nil)
 }
@@ -498,8 +499,8 @@ func (w *walker) streamLimit() error {
 
 var sumsLine = lazyre.New(`^([0-9a-f]{64})  (.+)$`)
 
-// checkContent applies the content rules: SKILL.md passes §1 with the top
-// folder as its folder name, and SHA256SUMS lists every file exactly.
+// checkContent applies the content rules: SKILL.md passes the skill rules with
+// the top folder as its folder name, and SHA256SUMS lists every file exactly.
 func (w *walker) checkContent() error {
 	if w.top == "" {
 		return fmt.Errorf("%w: the archive is empty", ErrLayout)

@@ -58,13 +58,13 @@ type WrapInput struct {
 }
 
 // Wrap turns a Flow-emitted SKILL.md (or one this package already wrapped)
-// into the output of spec/skills.md §2.4: safe double-quoted frontmatter with
+// into the shape of docs/skills.md, Wrap: safe double-quoted frontmatter with
 // compatibility and openadapt-* metadata, Flow's body byte for byte, then the
 // rendered appendix. Warnings (never repeating protected text) are returned
 // for the caller to print.
 //
 // It returns a [*FindingError] (wrapping [ErrName], [ErrDescription] or
-// [ErrFrontmatter]) when the name or description break a §1 rule after
+// [ErrFrontmatter]) when the name or description break a skill rule after
 // normalisation, and an error wrapping [ErrInvalid] for any other input it
 // cannot wrap safely.
 func Wrap(src []byte, in WrapInput) (out []byte, warnings []string, err error) {
@@ -88,8 +88,8 @@ func Wrap(src []byte, in WrapInput) (out []byte, warnings []string, err error) {
 		return nil, nil, err
 	}
 	warnings = append(warnings, warns...)
-	// §2.4: each control or separator character becomes one space before
-	// the §1 checks, so desc-ctl never refuses an emit.
+	// Each control or separator character becomes one space before
+	// the skill rules are checked, so desc-ctl never refuses an emit.
 	desc = strings.Map(func(r rune) rune {
 		if isControlOrSeparator(r) {
 			return ' '
@@ -153,7 +153,10 @@ func Wrap(src []byte, in WrapInput) (out []byte, warnings []string, err error) {
 	return b.Bytes(), warnings, nil
 }
 
-// readFrontmatter applies spec/skills.md §2.3.
+// readFrontmatter reads the name and description of the input: Flow's own
+// two unquoted lines taken literally (its values are not YAML-escaped), or,
+// for a skill this package already wrapped, the decoded frontmatter, which
+// must then decode cleanly and hold only allowed keys.
 func readFrontmatter(sf *SkillFile) (name, desc string, warnings []string, err error) {
 	lines := strings.Split(strings.TrimSuffix(string(sf.Block), "\n"), "\n")
 	for i := range lines {
@@ -265,7 +268,7 @@ func quote(s string) string {
 }
 
 // renderFrontmatter is a small fixed writer (no yaml.Marshal, which folds
-// long lines and picks styles): keys in spec order, metadata sorted.
+// long lines and picks styles): keys in a fixed order, metadata sorted.
 func renderFrontmatter(name, desc string, meta map[string]string) []byte {
 	var b strings.Builder
 	b.WriteString("---\n")
@@ -314,7 +317,7 @@ func checkRoundTrip(fm []byte, name, desc string, meta map[string]string) error 
 }
 
 // replaceControls replaces the code points U+0000–U+001F (except TAB, LF,
-// CR) and U+0080–U+009F with U+FFFD (round2-decisions 21: code points, not
+// CR) and U+0080–U+009F with U+FFFD (code points, not
 // bytes; a byte that is not UTF-8 is kept for validation to refuse).
 func replaceControls(b []byte) ([]byte, int) {
 	n := 0

@@ -10,7 +10,7 @@ import (
 )
 
 // checkZipHeaders compares every central-directory entry with its local
-// header (round2-decisions 20), so that an archive that verifies extracts
+// header, so that an archive that verifies extracts
 // the same with every tool: archive/zip reads only the central directory,
 // while streaming extractors read local headers. It refuses a different
 // name, method or flags; different CRC-32 or sizes (against the data
