@@ -106,3 +106,22 @@ func childEnv(environ, passEnv []string, windows bool) []string {
 	}
 	return out
 }
+
+// EnvValue returns the value of name in env ("NAME=value" entries, the form
+// of os.Environ and [ChildEnv]), or "" when it is absent. The last entry
+// wins, as in [ChildEnv]; names are compared case-insensitively on Windows,
+// as there.
+func EnvValue(env []string, name string) string {
+	return envValue(env, name, runtime.GOOS == "windows")
+}
+
+func envValue(env []string, name string, windows bool) string {
+	v := ""
+	for _, kv := range env {
+		k, val, ok := strings.Cut(kv, "=")
+		if ok && k != "" && (k == name || windows && strings.EqualFold(k, name)) {
+			v = val
+		}
+	}
+	return v
+}

@@ -58,6 +58,34 @@ func TestChildEnv(t *testing.T) {
 	}
 }
 
+func TestEnvValue(t *testing.T) {
+	env := []string{"PATH=/bin", "HOME=/h", "EMPTY=", "NOEQUALS", "=C:=C:\\", "PATHEXT=x", "Path=/win", "PATH=/usr/bin", "A=b=c"}
+	for _, tc := range []struct {
+		name    string
+		windows bool
+		want    string
+	}{
+		{"PATH", false, "/usr/bin"}, // the last entry wins
+		{"HOME", false, "/h"},
+		{"EMPTY", false, ""},
+		{"NOEQUALS", false, ""},
+		{"MISSING", false, ""},
+		{"PAT", false, ""}, // a prefix is not a name
+		{"A", false, "b=c"},
+		{"path", false, ""},
+		{"path", true, "/usr/bin"}, // Windows folds case
+		{"Path", true, "/usr/bin"},
+		{"", false, ""},
+	} {
+		if got := envValue(env, tc.name, tc.windows); got != tc.want {
+			t.Errorf("envValue(%q, windows=%v) = %q, want %q", tc.name, tc.windows, got, tc.want)
+		}
+	}
+	if got := EnvValue(nil, "PATH"); got != "" {
+		t.Errorf("EnvValue(nil) = %q", got)
+	}
+}
+
 func TestValidPassEnvName(t *testing.T) {
 	for _, n := range []string{"A", "_", "HTTPS_PROXY", "a1", strings.Repeat("A", 128)} {
 		if !ValidPassEnvName(n) {
