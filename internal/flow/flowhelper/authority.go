@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
@@ -29,13 +30,13 @@ const AuthorityFile = "authority.json"
 // HOME/.openadapt/durable-authority/authority.sqlite3 (the account's home
 // folder without HOME). "" when it cannot be known.
 func AuthorityDB(env []string, dir string) string {
-	home := envLookup(env, "HOME")
+	home := flowrun.EnvValue(env, "HOME")
 	if home == "" {
 		if u, err := user.Current(); err == nil {
 			home = u.HomeDir
 		}
 	}
-	if p := envLookup(env, AuthorityDBEnv); p != "" {
+	if p := flowrun.EnvValue(env, AuthorityDBEnv); p != "" {
 		if p == "~" || strings.HasPrefix(p, "~/") {
 			if home == "" {
 				return ""
@@ -96,14 +97,4 @@ func WithAuthorityDB(env []string, path string) []string {
 		}
 	}
 	return append(out, AuthorityDBEnv+"="+path)
-}
-
-func envLookup(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if strings.HasPrefix(kv, name+"=") {
-			v = kv[len(name)+1:]
-		}
-	}
-	return v
 }

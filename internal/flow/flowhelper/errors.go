@@ -65,17 +65,39 @@ func (e *TransportError) Error() string {
 
 func (e *TransportError) Unwrap() error { return e.Err }
 
-// StartError is a startup failure with the exact operator message of
-// flow-helper.md §2.1 (without the "serve: " prefix). Step is the table's
-// row letter ("a", "b", "c", "d", "d′", "f").
+// StartError is a startup failure with the exact operator message (never
+// prefixed: serve adds "serve: "). Stage says which startup step failed.
 type StartError struct {
-	Step string
-	Msg  string
-	Err  error
+	Stage Stage
+	Msg   string
+	Err   error
 }
 
 func (e *StartError) Error() string { return e.Msg }
 func (e *StartError) Unwrap() error { return e.Err }
+
+// Stage names a startup step of the helper, in the order [Launch] runs
+// them (docs/helper.md, "Startup").
+type Stage string
+
+// The startup steps.
+const (
+	// StageOperator: the local operator identity could not be derived, or
+	// the helper computed a different one.
+	StageOperator Stage = "operator"
+	// StageInterpreter: Flow's Python interpreter could not be found (from
+	// the Flow command's #! line, or the --flow-python given).
+	StageInterpreter Stage = "interpreter"
+	// StageStart: the program could not be staged or spawned, or hello
+	// failed (timeout, bad frame, digest, protocol, Python version, Flow not
+	// importable).
+	StageStart Stage = "start"
+	// StageFlowVersion: the helper's Flow is not the supported minor.
+	StageFlowVersion Stage = "flow_version"
+	// StageRunVersion: the run command reports another Flow version than the
+	// helper.
+	StageRunVersion Stage = "run_version"
+)
 
 // ErrUnsupportedFlow is wrapped by the StartError of a Flow version other
 // than 1.32.x.
@@ -96,7 +118,7 @@ func CleanVersion(v string) string {
 }
 
 func startedWith(interp string, err error) *StartError {
-	return &StartError{Step: "c", Msg: "the Flow helper could not be started with " + interp, Err: err}
+	return &StartError{Stage: StageStart, Msg: "the Flow helper could not be started with " + interp, Err: err}
 }
 
 // MsgOperator is the §2.1 (a) message.

@@ -261,6 +261,17 @@ func (h *Helper) Alive() bool {
 	return !h.dead && !h.closing
 }
 
+// Operator is the local operator identity the helper was started with
+// ([Config].Operator, which hello confirmed), or "".
+func (h *Helper) Operator() string { return h.cfg.Operator }
+
+// Interpreter is the interpreter the helper runs on.
+func (h *Helper) Interpreter() Interpreter { return h.cfg.Interpreter }
+
+// Env is the environment the helper was started with ([Config].Env): the
+// one a run command of the same Flow gets.
+func (h *Helper) Env() []string { return h.cfg.Env }
+
 // PID is the helper's process id.
 func (h *Helper) PID() int { return h.cmd.Process.Pid }
 

@@ -29,7 +29,7 @@ func Operator() (string, error) {
 	}
 	name, err := getentName(uid)
 	if err != nil || name == "" {
-		return "", &StartError{Step: "a", Msg: MsgOperator, Err: errors.Join(errors.New("no account for the effective uid"), err)}
+		return "", &StartError{Stage: StageOperator, Msg: MsgOperator, Err: errors.Join(errors.New("no account for the effective uid"), err)}
 	}
 	return name, nil
 }

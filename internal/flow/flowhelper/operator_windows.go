@@ -19,11 +19,11 @@ func Operator() (string, error) {
 	n := uint32(len(buf))
 	r, _, err := procGetUserNameW.Call(uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&n)))
 	if r == 0 {
-		return "", &StartError{Step: "a", Msg: MsgOperator, Err: err}
+		return "", &StartError{Stage: StageOperator, Msg: MsgOperator, Err: err}
 	}
 	name := windows.UTF16ToString(buf)
 	if name == "" {
-		return "", &StartError{Step: "a", Msg: MsgOperator, Err: errors.New("blank user name")}
+		return "", &StartError{Stage: StageOperator, Msg: MsgOperator, Err: errors.New("blank user name")}
 	}
 	return name, nil
 }

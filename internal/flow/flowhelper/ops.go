@@ -59,10 +59,10 @@ func (h *Helper) doHello(ctx context.Context) error {
 	case !pythonSupported(hl.PythonVersion):
 		return startedWith(interp, fmt.Errorf("hello: Python %s is not 3.10–3.12", CleanVersion(hl.PythonVersion)))
 	case !hl.FlowSupported || !supportedFlowRE().MatchString(hl.FlowVersion):
-		return &StartError{Step: "d", Err: ErrUnsupportedFlow,
+		return &StartError{Stage: StageFlowVersion, Err: ErrUnsupportedFlow,
 			Msg: "openadapt-flow " + CleanVersion(hl.FlowVersion) + " is not supported by this build; supported: " + SupportedFlow}
 	case h.cfg.Operator != "" && hl.Operator != h.cfg.Operator:
-		return &StartError{Step: "a", Msg: MsgOperator, Err: errors.New("the helper computed a different operator")}
+		return &StartError{Stage: StageOperator, Msg: MsgOperator, Err: errors.New("the helper computed a different operator")}
 	}
 	h.hello = hl
 	return nil

@@ -39,12 +39,14 @@ func FindPython(flowPython, flowCommand, path string) (Interpreter, error) {
 	if flowPython != "" {
 		p, err := lookPath(flowPython, path)
 		if err != nil {
-			return Interpreter{}, startedWith(flowPython, err)
+			e := startedWith(flowPython, err)
+			e.Stage = StageInterpreter
+			return Interpreter{}, e
 		}
 		return Interpreter{Path: p}, nil
 	}
 	fail := func(err error) (Interpreter, error) {
-		return Interpreter{}, &StartError{Step: "b", Err: err,
+		return Interpreter{}, &StartError{Stage: StageInterpreter, Err: err,
 			Msg: "the Flow Python interpreter could not be determined from " + flowCommand + "; pass --flow-python"}
 	}
 	if flowCommand == "" {

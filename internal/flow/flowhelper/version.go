@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
@@ -20,7 +21,7 @@ func CheckRunVersion(ctx context.Context, words []string, env []string, dir stri
 	if len(words) == 0 {
 		return nil
 	}
-	p, err := lookPath(words[0], pathOf(env))
+	p, err := lookPath(words[0], flowrun.EnvValue(env, "PATH"))
 	if err != nil {
 		return nil
 	}
@@ -40,8 +41,6 @@ func CheckRunVersion(ctx context.Context, words []string, env []string, dir stri
 	if runV == helperVersion {
 		return nil
 	}
-	return &StartError{Step: "d′", Err: errors.New("version mismatch"),
+	return &StartError{Stage: StageRunVersion, Err: errors.New("version mismatch"),
 		Msg: "the Flow helper runs openadapt-flow " + CleanVersion(helperVersion) + " but the run command reports " + CleanVersion(runV) + "; they must match"}
 }
-
-func pathOf(env []string) string { return envLookup(env, "PATH") }
