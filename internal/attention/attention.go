@@ -1,18 +1,26 @@
-// Package attention is the read-only Needs Attention projector of `serve`
-// (shared/spec/flow-run.md §7–§8, mcp-surface.md §5.4, §5.5, §6.7). It reads
-// Flow's run folders natively and returns PHI-safe queue items that match
-// Flow's console.attention projection field by field, except headline and
-// next_action, which are this project's own copy ([Headline], [NextAction]).
+// Package attention is the Needs Attention feature: the read-only queue of
+// paused runs and the one procedure that decides on them.
 //
-// Safety: the runs root must be a plain directory; the scan never follows a
-// symlink, never leaves the root, reads only regular files and caps every
-// read. An item carries opaque ids, enums, counts, ISO timestamps and the
-// public, non-authorizing capability digest; never a name, reason, observed
-// text, parameter, path or key material. Projector failures on one run
-// directory skip that directory; they never fail the call.
+// The queue: [List] and [Get] read Flow's run folders natively and return
+// PHI-safe items that match Flow's console.attention projection field by
+// field, except headline and next_action, which are this project's own copy
+// ([Headline], [NextAction]). The runs root must be a plain directory; the
+// scan never follows a symlink, never leaves the root, reads only regular
+// files and caps every read. An item carries opaque ids, enums, counts, ISO
+// timestamps and the public, non-authorizing capability digest; never a
+// name, reason, observed text, parameter, path or key material. Projector
+// failures on one run directory skip that directory; they never fail the
+// call.
 //
-// Stable API: [List], [Get], [ForRun], [ID], [Item], [Capability],
-// [Headline], [NextAction], [ErrNotFound].
+// The decisions: a [Decider] checks the item, asks the caller's [Confirm],
+// dispatches through the Flow helper and classifies Flow's answer into a
+// closed [Kind]; [Decider.Replay] answers a retry of a decision Flow
+// journaled. serve's attended tools and the terminal `attention` command
+// both use it (docs/attended.md).
+//
+// Stable API: [List], [Get], [ForRun], [ID], [ValidID], [RunDir], [Item],
+// [Capability], [Headline], [NextAction], [ErrNotFound], [Decider],
+// [Request], [Result], [Kind], [Confirm], [Helper].
 package attention
 
 import (
