@@ -386,7 +386,7 @@ func (s *Server) startAuthoring(ctx context.Context, h *flowhelper.Helper) error
 	} else {
 		req.BackendKind = authoring.Backend(o.URL)
 	}
-	out := filepath.Join(s.state.dir, "authoring", s.instance)
+	out := filepath.Join(s.state.Dir(), "authoring", s.instance)
 	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", s.prep.runsDir)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/authoringstub"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
@@ -215,7 +216,7 @@ func TestAuthoringSessionFromConfig(t *testing.T) {
 	if n := log.CallNames(t); n != "" {
 		t.Fatalf("a session was opened: %s", n)
 	}
-	entries, err := os.ReadDir(filepath.Join(o.RunsDir, stateDirName, "authoring"))
+	entries, err := os.ReadDir(filepath.Join(o.RunsDir, runstore.StateDirName, "authoring"))
 	if err != nil || len(entries) != 0 {
 		t.Errorf("a refused start left %d recording folders", len(entries))
 	}

@@ -19,7 +19,7 @@ func (s *Server) recordAuthorityDB() {
 	if p == "" {
 		return
 	}
-	if err := flowhelper.WriteAuthorityRecord(s.state.dir, p); err != nil {
+	if err := flowhelper.WriteAuthorityRecord(s.state.Dir(), p); err != nil {
 		fmt.Fprintln(s.stderr, "serve: warning: the durable-authority database path could not be recorded in the state folder")
 	}
 }

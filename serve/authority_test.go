@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // TestAuthorityDBRecorded (flow-helper.md §12.24): a stateful server
@@ -18,7 +19,7 @@ func TestAuthorityDBRecorded(t *testing.T) {
 	o := a.opts()
 	o.Environ = append(o.Environ, "HOME=/srv/home-a", "OPENADAPT_DURABLE_AUTHORITY_DB=/srv/db/authority.sqlite3")
 	newClosed(t, o)
-	state := filepath.Join(a.runsDir, stateDirName)
+	state := filepath.Join(a.runsDir, runstore.StateDirName)
 	if got := flowhelper.ReadAuthorityRecord(context.Background(), state); got != "/srv/db/authority.sqlite3" {
 		t.Fatalf("recorded %q", got)
 	}
@@ -34,7 +35,7 @@ func TestAuthorityDBRecorded(t *testing.T) {
 	e := newEnv(t)
 	e.demo("demo", testBundle{salt: "ro"})
 	newClosed(t, e.opts())
-	if got := flowhelper.ReadAuthorityRecord(context.Background(), filepath.Join(e.runsDir, stateDirName)); got != "" {
+	if got := flowhelper.ReadAuthorityRecord(context.Background(), filepath.Join(e.runsDir, runstore.StateDirName)); got != "" {
 		t.Fatalf("read-only server recorded %q", got)
 	}
 }

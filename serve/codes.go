@@ -146,26 +146,24 @@ func admissionMessage(reason string) string {
 	return "No active workflow admission covers this exact bundle (ledger reason: " + reason + "). Nothing was executed."
 }
 
-// messageKey names the fixed copy of a frozen outcome (§8 "Messages"): the
-// record format's [runstore.MessageKey].
-type messageKey = runstore.MessageKey
-
+// The message keys of frozen outcomes (internal/runstore stores them in
+// the run record, so their values are part of the record format).
 const (
-	keySuccess                   messageKey = "success"
-	keyHaltHalted                messageKey = "halt_halted"
-	keyHaltCompletedUnverified   messageKey = "halt_completed_unverified"
-	keyHaltRolledBack            messageKey = "halt_rolled_back"
-	keyHaltNoReport              messageKey = "halt_no_report"
-	keyHalt                      messageKey = "halt"
-	keyRefused                   messageKey = "refused"
-	keyTimeout                   messageKey = "timeout"
-	keyUnsignedProductionSuccess messageKey = "unsigned_production_success"
-	keyInterrupted               messageKey = "interrupted"
-	keyError                     messageKey = "error"
+	keySuccess                   runstore.MessageKey = "success"
+	keyHaltHalted                runstore.MessageKey = "halt_halted"
+	keyHaltCompletedUnverified   runstore.MessageKey = "halt_completed_unverified"
+	keyHaltRolledBack            runstore.MessageKey = "halt_rolled_back"
+	keyHaltNoReport              runstore.MessageKey = "halt_no_report"
+	keyHalt                      runstore.MessageKey = "halt"
+	keyRefused                   runstore.MessageKey = "refused"
+	keyTimeout                   runstore.MessageKey = "timeout"
+	keyUnsignedProductionSuccess runstore.MessageKey = "unsigned_production_success"
+	keyInterrupted               runstore.MessageKey = "interrupted"
+	keyError                     runstore.MessageKey = "error"
 )
 
 // runMessages is the fixed copy of each message key (§7.4, §8).
-var runMessages = map[messageKey]string{
+var runMessages = map[runstore.MessageKey]string{
 	keySuccess:                   "The governed run completed and its persisted report confirms verified success.",
 	keyHaltHalted:                "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence.",
 	keyHaltCompletedUnverified:   "The run completed, but its persisted evidence did not prove verified success. Review it locally before any retry.",
@@ -181,7 +179,7 @@ var runMessages = map[messageKey]string{
 
 // messageText is the fixed copy of k; a key this build does not know (a
 // record written by another version) gets the generic error copy.
-func messageText(k messageKey) string {
+func messageText(k runstore.MessageKey) string {
 	if m, ok := runMessages[k]; ok {
 		return m
 	}

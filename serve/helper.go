@@ -62,11 +62,11 @@ func (s *Server) startHelper() error {
 	}
 	// Startup sweep (flow-helper.md §2.3, §2.7): dead owners' private
 	// helper directories, and their logs older than 7 days.
-	flowhelper.Sweep(s.state.dir, func(id string) bool { return id == s.instance || s.ownerAlive(id) }, time.Now())
+	flowhelper.Sweep(s.state.Dir(), func(id string) bool { return id == s.instance || s.state.OwnerAlive(id) }, time.Now())
 	// c, d. spawn and hello.
 	cfg := flowhelper.Config{
 		Interpreter: interp,
-		StateDir:    s.state.dir,
+		StateDir:    s.state.Dir(),
 		Instance:    s.instance,
 		Env:         s.childEnv,
 		Operator:    hs.operator,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/userdirs"
 )
@@ -111,6 +112,9 @@ func (o Options) withDefaults() Options {
 type prepared struct {
 	runsDir  string // absolute, not a symlink
 	stateDir string
+	// state is the state folder: prepared (and later locked) for a
+	// stateful server, read-only otherwise.
+	state *runstore.State
 	// stateful is true when a flag runs Flow or starts the helper
 	// (round2-decisions.md 2): only then are the runs and state folders
 	// created, the owner lock taken and the audit log on by default. A
@@ -209,22 +213,17 @@ func validate(o Options) (*prepared, error) {
 		}
 		runsDir = d
 	}
+	var err error
 	if p.stateful {
-		d, err := prepareRunsDir(runsDir)
-		if err != nil {
-			return nil, err
-		}
-		runsDir = d
+		p.state, err = prepareState(runsDir)
 	} else {
-		if d, err := filepath.Abs(runsDir); err == nil {
-			runsDir = d
-		}
-		if err := checkReadOnlyRunsDir(runsDir); err != nil {
-			return nil, err
-		}
+		p.state, err = readOnlyState(runsDir)
 	}
-	p.runsDir = runsDir
-	p.stateDir = filepath.Join(runsDir, stateDirName)
+	if err != nil {
+		return nil, err
+	}
+	p.runsDir = p.state.RunsDir()
+	p.stateDir = p.state.Dir()
 	switch o.CacheDir {
 	case "off":
 	case "":
@@ -344,53 +343,42 @@ func within(path, dir string) bool {
 	return err == nil && rel != "." && filepath.IsLocal(rel)
 }
 
-const stateDirName = ".openadapt-agent"
-
-// prepareRunsDir implements rule 10 and startup step 3: the runs directory
-// is created with mode 0700 when missing, must not be a symlink, and holds the
-// state directory with its subdirectories.
-func prepareRunsDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", dir)
-	}
-	bad := configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", abs)
-	fi, err := os.Lstat(abs)
+// prepareState readies the runs folder of a server that runs Flow
+// (internal/runstore), with the exact exit-2 copy for what stops it.
+func prepareState(dir string) (*runstore.State, error) {
+	st, err := runstore.Prepare(dir)
+	var ue *runstore.UnsafeDirError
+	var pe *runstore.PrepareError
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(abs, 0o700); err != nil {
-			return "", bad
-		}
-	case err != nil:
-		return "", bad
-	case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
-		return "", bad
+	case err == nil:
+		return st, nil
+	case errors.As(err, &ue):
+		return nil, configErrorf("the runs or state directory %s is accessible to other users and not owned by this user; make it private (chmod 700) or pass another --runs-dir", ue.Path)
+	case errors.As(err, &pe):
+		return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", pe.Path)
 	}
-	unsafe := func(p string) error {
-		return configErrorf("the runs or state directory %s is accessible to other users and not owned by this user; make it private (chmod 700) or pass another --runs-dir", p)
+	return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", dir)
+}
+
+// readOnlyState is the runs folder of a server that writes no state but
+// still reads it (get_run_report, list_needs_attention): an existing runs
+// or state folder that is a symbolic link, writable by other users or
+// owned by another user is refused, never tightened (a read-only command
+// does not change it). A missing folder is fine: it simply has no runs yet.
+func readOnlyState(dir string) (*runstore.State, error) {
+	st, err := runstore.ReadOnly(dir)
+	var ue *runstore.UnsafeDirError
+	switch {
+	case err == nil:
+		return st, nil
+	case errors.As(err, &ue):
+		return nil, configErrorf("refusing to read the runs or state directory %s: it %s; a read-only server does not change it: make it private (chmod 700) or pass another --runs-dir", ue.Path, ue.Reason)
 	}
-	if fi, err := os.Lstat(abs); err != nil || makePrivate(abs, fi) != nil {
-		return "", unsafe(abs)
+	abs, aerr := filepath.Abs(dir)
+	if aerr != nil {
+		abs = dir
 	}
-	state := filepath.Join(abs, stateDirName)
-	if fi, err := os.Lstat(state); err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()) {
-		return "", bad
-	}
-	for _, sub := range []string{"", "runs", "idem", "tmp", "owners"} {
-		d := filepath.Join(state, sub)
-		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return "", bad
-		}
-		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-			return "", bad
-		}
-		// A pre-existing state folder is tightened to 0700 (ours) or refused.
-		if makePrivate(d, fi) != nil {
-			return "", unsafe(d)
-		}
-	}
-	return abs, nil
+	return nil, configErrorf("the runs directory could not be read: %s; pass an absolute --runs-dir", abs)
 }
 
 // effectiveProfile resolves the profile of §1.4 (tutorial mode excluded).

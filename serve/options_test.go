@@ -49,18 +49,18 @@ func TestRunsDirRefusals(t *testing.T) {
 	os.Symlink(dir, filepath.Join(dir, "link"))
 	os.WriteFile(filepath.Join(dir, "file"), nil, 0o600)
 	for _, p := range []string{filepath.Join(dir, "link"), filepath.Join(dir, "file")} {
-		_, err := prepareRunsDir(p)
+		_, err := prepareState(p)
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Msg != "the runs directory could not be prepared: "+p+"; pass an absolute --runs-dir" {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	abs, err := prepareRunsDir(filepath.Join(dir, "new", "runs"))
+	st, err := prepareState(filepath.Join(dir, "new", "runs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, sub := range []string{"", "runs", "idem", "tmp", "owners"} {
-		fi, err := os.Stat(filepath.Join(abs, ".openadapt-agent", sub))
+		fi, err := os.Stat(filepath.Join(st.RunsDir(), ".openadapt-agent", sub))
 		if err != nil || fi.Mode().Perm() != 0o700 {
 			t.Fatalf("%s: %v %v", sub, fi, err)
 		}

@@ -38,29 +38,6 @@ func TestConfigSpecialFiles(t *testing.T) {
 	}
 }
 
-// TestRunsDirMadePrivate: a pre-existing 0777 runs dir and state dir (and
-// group-readable subfolders) are tightened to 0700; before, they stayed
-// world-writable.
-func TestRunsDirMadePrivate(t *testing.T) {
-	t.Parallel()
-	runs := filepath.Join(t.TempDir(), "runs")
-	state := filepath.Join(runs, stateDirName)
-	os.MkdirAll(filepath.Join(state, "runs"), 0o755)
-	for _, d := range []string{runs, state, filepath.Join(state, "runs")} {
-		os.Chmod(d, 0o777)
-	}
-	os.Chmod(filepath.Join(state, "runs"), 0o750)
-	if _, err := prepareRunsDir(runs); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{runs, state, filepath.Join(state, "runs"), filepath.Join(state, "idem")} {
-		fi, err := os.Stat(d)
-		if err != nil || fi.Mode().Perm() != 0o700 {
-			t.Errorf("%s: %v %v, want 0700", d, fi.Mode().Perm(), err)
-		}
-	}
-}
-
 // TestRunsDirForeignOwnerRefused: a group/world-accessible runs dir owned
 // by another user is refused (exit 2 via ConfigError), not changed.
 func TestRunsDirForeignOwnerRefused(t *testing.T) {
@@ -74,7 +51,7 @@ func TestRunsDirForeignOwnerRefused(t *testing.T) {
 	if err := os.Chown(runs, 54321, 54321); err != nil {
 		t.Fatal(err)
 	}
-	_, err := prepareRunsDir(runs)
+	_, err := prepareState(runs)
 	var ce *ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(ce.Msg, "not owned by this user") {
 		t.Fatalf("err = %v", err)

@@ -5,22 +5,16 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
-// outcome is the public outcome of a run, frozen into its record when the
-// run becomes terminal (§7.4, [runstore.File.Freeze]) and never
-// reclassified. It is the only form an outcome takes between
-// internal/flow/flowrun and the projection of R and R′, in memory and on disk.
-type outcome = runstore.Outcome
-
 // interrupted is the outcome of a run the server stopped: at shutdown, when
 // a run is reserved during shutdown, and for a dead owner's run found at
 // startup (§7.4).
-var interrupted = outcome{Status: flowrun.StatusInterrupted, MessageKey: keyInterrupted}
+var interrupted = runstore.Outcome{Status: flowrun.StatusInterrupted, MessageKey: keyInterrupted}
 
 // outcomeOf classifies a flowrun result into its public outcome and message
 // key (§8 "Messages"). Refused, timed-out and interrupted runs carry no
 // execution outcome, effect or summary.
-func outcomeOf(res flowrun.Result) outcome {
-	o := outcome{Status: res.Status, ExecutionOutcome: res.Outcome, EffectVerified: res.EffectVerified, Summary: res.Summary}
+func outcomeOf(res flowrun.Result) runstore.Outcome {
+	o := runstore.Outcome{Status: res.Status, ExecutionOutcome: res.Outcome, EffectVerified: res.EffectVerified, Summary: res.Summary}
 	switch res.Status {
 	case flowrun.StatusSuccess:
 		o.MessageKey = keySuccess
@@ -38,9 +32,9 @@ func outcomeOf(res flowrun.Result) outcome {
 			o.MessageKey = keyHalt
 		}
 	case flowrun.StatusRefused:
-		return outcome{Status: res.Status, MessageKey: keyRefused}
+		return runstore.Outcome{Status: res.Status, MessageKey: keyRefused}
 	case flowrun.StatusTimeout:
-		return outcome{Status: res.Status, MessageKey: keyTimeout}
+		return runstore.Outcome{Status: res.Status, MessageKey: keyTimeout}
 	case flowrun.StatusInterrupted:
 		return interrupted
 	default:

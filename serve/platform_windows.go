@@ -17,16 +17,5 @@ func openAppendNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 }
 
-// lockFile is best effort on Windows: the owner file is held open for the
-// instance's lifetime.
-func lockFile(*os.File) error { return nil }
-
-// ownerLocked is conservative on Windows: an existing owner file counts as
-// alive, so another instance's runs are never marked interrupted.
-func ownerLocked(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
 // fileIdent has no inode on Windows; size and mtime still key the cache.
 func fileIdent(os.FileInfo) (ino, dev uint64) { return 0, 0 }

@@ -301,7 +301,7 @@ type queueP struct {
 }
 
 // runCore projects a run record: "running" until its outcome is frozen.
-func runCore(r *runRecord) runCoreP {
+func runCore(r *runstore.File) runCoreP {
 	out := runCoreP{SchemaVersion: 1, WorkflowID: r.WorkflowID, RunID: r.RunID, Sealed: false, RequiresSeal: true}
 	if r.Phase != runstore.PhaseTerminal || r.Outcome == nil {
 		out.Status = "running"
@@ -322,7 +322,7 @@ func runCore(r *runRecord) runCoreP {
 
 // projectRun builds R from a record; a halted run carries its fresh Needs
 // Attention item (or null).
-func (s *Server) projectRun(r *runRecord, replayed bool) runOutcomeP {
+func (s *Server) projectRun(r *runstore.File, replayed bool) runOutcomeP {
 	out := runOutcomeP{runCoreP: runCore(r), Replayed: replayed}
 	if r.Outcome != nil && r.Outcome.Status == flowrun.StatusHalt && r.Phase == runstore.PhaseTerminal {
 		out.NeedsAttention = &attentionSlot{item: s.attentionForRun(r.RunID)}
@@ -333,7 +333,7 @@ func (s *Server) projectRun(r *runRecord, replayed bool) runOutcomeP {
 	return out
 }
 
-func (s *Server) protectedRun(r *runRecord) *runProtectedP {
+func (s *Server) protectedRun(r *runstore.File) *runProtectedP {
 	p := &runProtectedP{RunDir: filepath.Join(s.prep.runsDir, r.RunID), ExitCode: r.ExitCode}
 	if w := s.cat.byID[r.WorkflowID]; w != nil {
 		p.Workflow = w.name
@@ -369,7 +369,7 @@ func (s *Server) protectedRun(r *runRecord) *runProtectedP {
 }
 
 // projectReport builds R′ from a record.
-func (s *Server) projectReport(r *runRecord) runReportP {
+func (s *Server) projectReport(r *runstore.File) runReportP {
 	out := runReportP{runCoreP: runCore(r)}
 	if !s.opts.AllowProtectedExport {
 		return out

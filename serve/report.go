@@ -47,6 +47,6 @@ func (s *Server) getRunReport(ctx context.Context, c *toolCall) (any, *failure) 
 
 // registryRunUsable applies the no-oracle rules: the record must name a
 // workflow id and a run id of their own shapes.
-func registryRunUsable(r *runRecord) bool {
+func registryRunUsable(r *runstore.File) bool {
 	return workflowid.Valid(r.WorkflowID) && flowrun.ValidRunID(r.RunID)
 }

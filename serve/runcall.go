@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // The run call pipeline of §7.2, top to bottom. Step 1 (the name is
@@ -89,7 +90,7 @@ func (s *Server) runCall(ctx context.Context, c *toolCall, w *workflow, flat map
 	// 3. idempotency lookup
 	var digest string
 	if ra.idem != "" {
-		digest = s.idem.digest(w.baseID, ra.params, ra.url)
+		digest = s.bindings.Digest(w.baseID, ra.params, ra.url)
 		if out, f, hit := s.replayBound(ctx, c, ra.idem, digest); hit {
 			return out, f
 		}
@@ -106,7 +107,7 @@ func (s *Server) runCall(ctx context.Context, c *toolCall, w *workflow, flat map
 	// 6. reserve: publish the binding, then write the running record
 	runID := flowrun.NewRunID()
 	if ra.idem != "" {
-		err := s.idem.publish(ra.idem, binding{Digest: digest, RunID: runID, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+		err := s.bindings.Publish(ra.idem, runstore.Binding{Digest: digest, RunID: runID, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)})
 		if errors.Is(err, fs.ErrExist) {
 			// A concurrent identical call won the race: this one replays.
 			if out, f, hit := s.replayBound(ctx, c, ra.idem, digest); hit {
@@ -203,7 +204,7 @@ func validOverrideURL(s string) bool {
 // idempotency_conflict for a different call, or internal_error for a
 // binding that cannot be read.
 func (s *Server) replayBound(ctx context.Context, c *toolCall, key, digest string) (out any, f *failure, hit bool) {
-	b, err := s.idem.lookup(key)
+	b, err := s.bindings.Lookup(key)
 	switch {
 	case err != nil:
 		return nil, fail(CodeInternalError), true

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -39,7 +38,7 @@ type liveRun struct {
 	cancel   context.CancelFunc
 
 	mu  sync.Mutex
-	rec *runRecord
+	rec *runstore.File
 	// ended is Flow's result once the child has ended: protected detail
 	// (exit code, output tails, halt, report path) for protected export.
 	ended *flowrun.Result
@@ -74,12 +73,12 @@ func (m *runManager) endWaits() { m.stopOnce.Do(func() { close(m.stopWait) }) }
 func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, error) {
 	s := m.s
 	now := time.Now()
-	r := &runRecord{
+	r := &runstore.File{
 		SchemaVersion: 1, RunID: runID, WorkflowID: ra.wf.id, BaseWorkflowID: ra.wf.baseID,
 		BundleContentDigest: ra.wf.contentDigest, Owner: s.instance, StartedAt: now.UTC().Format(time.RFC3339Nano),
 		Phase: runstore.PhaseRunning,
 	}
-	if err := s.state.writeRecord(r); err != nil {
+	if err := s.state.WriteRecord(r); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -100,7 +99,7 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 		BundleDir: ra.wf.dir,
 		RunsDir:   s.prep.runsDir,
 		RunID:     runID,
-		ParamsDir: filepath.Join(s.state.dir, "tmp"),
+		ParamsDir: s.state.ParamsDir(),
 		Params:    ra.params,
 		URL:       s.opts.URL,
 		Config:    s.opts.Config,
@@ -117,7 +116,7 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 			lr.rec.PID, lr.rec.PGID, lr.rec.LeaderStart = p.PID, p.PGID, p.StartTime
 			c := *lr.rec
 			lr.mu.Unlock()
-			_ = s.state.writeRecord(&c)
+			_ = s.state.WriteRecord(&c)
 		},
 	}
 	if ra.url != nil {
@@ -132,8 +131,8 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 		defer cancel()
 		res := s.runner.Run(ctx, req)
 		// The stderr tail is on disk before the record turns terminal, so a
-		// terminal run's tail is there to read (stderrtail.go).
-		if err := s.state.writeStderrTail(runID, res.StderrKept); err != nil {
+		// terminal run's tail is there to read.
+		if err := s.state.WriteStderrTail(runID, res.StderrKept); err != nil {
 			s.log.Warn("a run's stderr tail could not be kept")
 		}
 		o := outcomeOf(res)
@@ -148,14 +147,14 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 // finish ends a run with outcome o and Flow's result res (nil when no child
 // ran): the outcome is frozen unless shutdown froze it first, then the run
 // leaves the live set.
-func (m *runManager) finish(lr *liveRun, o outcome, res *flowrun.Result) {
+func (m *runManager) finish(lr *liveRun, o runstore.Outcome, res *flowrun.Result) {
 	m.freeze(lr, o, res)
 	m.drop(lr)
 }
 
 // freeze freezes a live run's record with o, persists it and writes the
 // audit run_end line; a record already terminal is left as it is.
-func (m *runManager) freeze(lr *liveRun, o outcome, res *flowrun.Result) {
+func (m *runManager) freeze(lr *liveRun, o runstore.Outcome, res *flowrun.Result) {
 	s := m.s
 	lr.mu.Lock()
 	if res != nil {
@@ -171,7 +170,7 @@ func (m *runManager) freeze(lr *liveRun, o outcome, res *flowrun.Result) {
 	}
 	rec := *lr.rec
 	lr.mu.Unlock()
-	if err := s.state.writeRecord(&rec); err != nil {
+	if err := s.state.WriteRecord(&rec); err != nil {
 		s.log.Warn("a run record could not be written")
 	}
 	s.auditRunEnd(lr.wf.id, lr.id, string(o.Status), time.Since(lr.start))
@@ -213,14 +212,14 @@ func (m *runManager) endedRun(runID string) *liveRun {
 
 // record returns the live copy of an owned run's record, else the persisted
 // one (nil when there is none).
-func (m *runManager) record(runID string) *runRecord {
+func (m *runManager) record(runID string) *runstore.File {
 	if lr := m.get(runID); lr != nil {
 		lr.mu.Lock()
 		defer lr.mu.Unlock()
 		c := *lr.rec
 		return &c
 	}
-	return m.s.state.readRecord(runID)
+	return m.s.state.Record(runID)
 }
 
 // shutdown is §1.7 steps 2–4: every owned running record becomes
@@ -243,14 +242,14 @@ func (m *runManager) shutdown() {
 	}
 	m.wg.Wait()
 	for _, lr := range runs {
-		_ = flowrun.RemoveParamsFile(filepath.Join(m.s.state.dir, "tmp", flowrun.ParamsFileName(lr.id)))
+		_ = m.s.state.RemoveParams(lr.id)
 	}
 }
 
 // wait waits for a run to become terminal, for at most d, sending progress
 // when the request carries a token, and returns its current record (nil
 // when it has none).
-func (m *runManager) wait(ctx context.Context, req *mcp.CallToolRequest, runID string, d time.Duration) *runRecord {
+func (m *runManager) wait(ctx context.Context, req *mcp.CallToolRequest, runID string, d time.Duration) *runstore.File {
 	s := m.s
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -270,7 +269,7 @@ func (m *runManager) wait(ctx context.Context, req *mcp.CallToolRequest, runID s
 		if lr != nil {
 			done = lr.done
 		} else {
-			r := s.state.readRecord(runID)
+			r := s.state.Record(runID)
 			switch {
 			case r == nil && time.Since(missingSince) > recordGrace:
 				return nil
@@ -312,7 +311,7 @@ func (m *runManager) startedAt(runID string) time.Time {
 	if lr := m.get(runID); lr != nil {
 		return lr.start
 	}
-	if r := m.s.state.readRecord(runID); r != nil {
+	if r := m.s.state.Record(runID); r != nil {
 		if t, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
 			return t
 		}

@@ -263,9 +263,9 @@ func TestRestartReconcilesDeadOwner(t *testing.T) {
 	e, o := runEnv(t)
 	s := start(t, o)
 	// A record owned by an instance whose lock nobody holds.
-	r := &runRecord{SchemaVersion: 1, RunID: "run-" + strings.Repeat("ab", 12), WorkflowID: s.srv.cat.workflows[0].id,
+	r := &runstore.File{SchemaVersion: 1, RunID: "run-" + strings.Repeat("ab", 12), WorkflowID: s.srv.cat.workflows[0].id,
 		BaseWorkflowID: s.srv.cat.workflows[0].baseID, Owner: "0123456789abcdef", Phase: runstore.PhaseRunning, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
-	if err := s.srv.state.writeRecord(r); err != nil {
+	if err := s.srv.state.WriteRecord(r); err != nil {
 		t.Fatal(err)
 	}
 	// While the first server lives, its own runs are never reconciled by a

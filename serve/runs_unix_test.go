@@ -26,13 +26,13 @@ func TestShutdownInterruptsAndCleansUp(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	runID := r["run_id"].(string)
-	rec := s.srv.state.readRecord(runID)
+	rec := s.srv.state.Record(runID)
 	if rec == nil || rec.PGID == 0 {
 		t.Fatalf("record %+v", rec)
 	}
 	_ = pidfile
 	s.srv.Close()
-	got := s.srv.state.readRecord(runID)
+	got := s.srv.state.Record(runID)
 	if got.Phase != runstore.PhaseTerminal || got.Outcome.Status != "interrupted" {
 		t.Fatalf("record after shutdown %+v", got)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -36,15 +35,14 @@ type Server struct {
 	runs  *runManager
 	gate  *gate
 
-	state       stateDir
+	state       *runstore.State
 	instance    string
 	runner      flowrun.Runner
 	childEnv    []string
-	idem        *idempotency
+	bindings    *runstore.Bindings
 	failedCount int
 	flowMissing bool
 	closeOnce   sync.Once
-	ownerFile   *os.File
 
 	sessMu   sync.Mutex
 	sessions map[*mcp.ServerSession]string
@@ -90,7 +88,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		prep:     prep,
 		stderr:   stderr,
 		log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		state:    stateDir{dir: prep.stateDir},
+		state:    prep.state,
 		instance: randomHex(8),
 		runner:   flowrun.CLIRunner{},
 	}
@@ -105,22 +103,18 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	// (round2-decisions.md 2) and has no run tools that would need it.
 	if prep.stateful {
 		// 4. owner lock
-		if err := s.acquireOwner(); err != nil {
+		if err := s.state.Lock(s.instance); err != nil {
 			s.audit.close()
 			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
 		}
 		// 5–6. reconcile dead owners, sweep orphaned parameter files
-		s.reconcile()
-		_, _ = flowrun.SweepParamsFiles(filepath.Join(s.state.dir, "tmp"), func(runID string) bool {
-			r := s.state.readRecord(runID)
-			return r != nil && r.Phase == runstore.PhaseRunning && r.Owner != s.instance && s.ownerAlive(r.Owner)
-		})
-		key, err := s.state.idemKey()
+		s.state.Reconcile(interrupted)
+		b, err := s.state.Bindings()
 		if err != nil {
 			s.Close()
 			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
 		}
-		s.idem = &idempotency{dir: s.state, key: key}
+		s.bindings = b
 		s.recordAuthorityDB()
 	}
 	// 8. gate
@@ -233,7 +227,7 @@ func (s *Server) Close() {
 		s.runs.shutdown()
 		s.closeHelper()
 		s.closeTutorial()
-		s.releaseOwner()
+		s.state.Unlock()
 		s.audit.close()
 	})
 }

@@ -28,7 +28,7 @@ func TestStderrTailKeptLocally(t *testing.T) {
 	s.call("get_run_report", map[string]any{"run_id": id})
 	s.srv.Close()
 
-	p := filepath.Join(e.runsDir, stateDirName, "runs", id+".stderr")
+	p := filepath.Join(e.runsDir, runstore.StateDirName, "runs", id+".stderr")
 	fi, err := os.Lstat(p)
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("stderr tail file %v %v, want a regular 0600 file", fi, err)
@@ -48,7 +48,7 @@ func TestStderrTailKeptLocally(t *testing.T) {
 	}
 	assertNoCanary(t, "wire", s.out())
 	assertNoCanary(t, "stderr", s.stderr.String())
-	audit, err := os.ReadFile(filepath.Join(e.runsDir, stateDirName, "audit.jsonl"))
+	audit, err := os.ReadFile(filepath.Join(e.runsDir, runstore.StateDirName, "audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestStderrTailBounded(t *testing.T) {
 		t.Fatalf("run result %v", r)
 	}
 	s.srv.Close()
-	data, err := os.ReadFile(filepath.Join(e.runsDir, stateDirName, "runs", id+".stderr"))
+	data, err := os.ReadFile(filepath.Join(e.runsDir, runstore.StateDirName, "runs", id+".stderr"))
 	if err != nil {
 		t.Fatal(err)
 	}

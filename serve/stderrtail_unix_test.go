@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // TestRecordReadHostile: serve's record read is the shared bounded one
@@ -18,7 +20,7 @@ import (
 func TestRecordReadHostile(t *testing.T) {
 	e, o := runEnv(t)
 	s := start(t, o)
-	records := filepath.Join(e.runsDir, stateDirName, "runs")
+	records := filepath.Join(e.runsDir, runstore.StateDirName, "runs")
 	fifo := "run-" + strings.Repeat("3", 24)
 	if err := syscall.Mkfifo(filepath.Join(records, fifo+".json"), 0o600); err != nil {
 		t.Fatal(err)
@@ -40,7 +42,7 @@ func TestRecordReadHostile(t *testing.T) {
 	syscall.Mkfifo(filepath.Join(records, id+".stderr"), 0o600)
 
 	for _, bad := range []string{fifo, big, loose} {
-		if rec := s.srv.state.readRecord(bad); rec != nil {
+		if rec := s.srv.state.Record(bad); rec != nil {
 			t.Errorf("%s: read %+v, want no record", bad, rec)
 		}
 		if rep := s.call("get_run_report", map[string]any{"run_id": bad}); errorCode(rep) != "report_unavailable" {
@@ -68,7 +70,7 @@ func TestReadOnlyServeRefusesUnsafeRunsDir(t *testing.T) {
 	if _, err := os.Lstat(e.runsDir); !os.IsNotExist(err) {
 		t.Fatalf("a read-only server created %s", e.runsDir)
 	}
-	state := filepath.Join(e.runsDir, stateDirName)
+	state := filepath.Join(e.runsDir, runstore.StateDirName)
 	os.MkdirAll(filepath.Join(state, "runs"), 0o700)
 	os.Chmod(e.runsDir, 0o700)
 	if srv, err := New(o, &syncBuffer{}); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/tutorial"
 )
 
@@ -43,7 +44,7 @@ func (s *Server) startTutorial() error {
 		return configErrorf("%s", (&tutorial.Error{Phase: "start"}).Error())
 	}
 	sess, err := tutorial.Prepare(context.Background(), tutorial.FromHelper(s.helper.h), tutorial.Options{
-		RunsDir: s.prep.runsDir, StateDir: s.state.dir, Instance: s.instance,
+		RunsDir: s.prep.runsDir, StateDir: s.state.Dir(), Instance: s.instance,
 		Headed: s.opts.Headed, Policy: s.opts.Policy, Progress: s.stderr, Prefix: "serve: ",
 	})
 	if err != nil {
@@ -121,7 +122,7 @@ func (s *Server) tutorialRun(req *flowrun.Request) {
 // keyTutorialUnsigned is run_local_quickstart's own copy for a
 // production-eligible VERIFIED run without a Seal (C2 kept; §12.9). It is
 // stored in the run record like every message key.
-const keyTutorialUnsigned messageKey = "tutorial_unsigned_production_success"
+const keyTutorialUnsigned runstore.MessageKey = "tutorial_unsigned_production_success"
 
 func init() {
 	runMessages[keyTutorialUnsigned] = "The synthetic tutorial completed: Flow verified the effect on the synthetic MockMed record (VERIFIED). " +
@@ -131,7 +132,7 @@ func init() {
 
 // tutorialOutcome gives the tutorial's unsigned production success its own
 // message; every other outcome is the shared one.
-func tutorialOutcome(o outcome) outcome {
+func tutorialOutcome(o runstore.Outcome) runstore.Outcome {
 	if o.MessageKey == keyUnsignedProductionSuccess {
 		o.MessageKey = keyTutorialUnsigned
 	}

@@ -151,7 +151,7 @@ func TestTutorialQuickstart(t *testing.T) {
 	}
 	// The exemption record exists while the server runs, and both per-instance
 	// files are gone after shutdown; MockMed is reported stopped.
-	rec := tutorial.StatePath(s.srv.state.dir, s.srv.instance)
+	rec := tutorial.StatePath(s.srv.state.Dir(), s.srv.instance)
 	if _, err := os.Stat(rec); err != nil {
 		t.Fatalf("exemption record: %v", err)
 	}
@@ -259,7 +259,7 @@ func TestTutorialExemptionBound(t *testing.T) {
 	t.Parallel()
 	te := newTutEnv(t)
 	s := start(t, te.opts())
-	rec := tutorial.StatePath(s.srv.state.dir, s.srv.instance)
+	rec := tutorial.StatePath(s.srv.state.Dir(), s.srv.instance)
 	raw, err := os.ReadFile(rec)
 	if err != nil {
 		t.Fatal(err)

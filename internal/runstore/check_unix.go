@@ -39,3 +39,16 @@ func foreignFile(fi fs.FileInfo) string {
 	}
 	return ""
 }
+
+// tighten makes an existing folder of ours private: any group or other
+// permission bit is removed (0700). A folder owned by another user is
+// refused (fs.ErrPermission) and left as it is.
+func tighten(p string, fi fs.FileInfo) error {
+	if uid, ok := fsutil.Owner(fi); ok && uid != testOnlyEUID() {
+		return fs.ErrPermission
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	return os.Chmod(p, 0o700)
+}

@@ -30,9 +30,9 @@ var statuses = map[flowrun.Status]bool{
 	flowrun.StatusTimeout: true, flowrun.StatusError: true, flowrun.StatusInterrupted: true,
 }
 
-// File is a run record as stored, <state>/runs/<run_id>.json
-// (mcp-surface.md §7.1): serve writes it and reads it back through
-// [ParseFile], `openadapt-agent runs` reads it through [Store]. It holds no
+// File is a run record as stored, <state>/runs/<run_id>.json: serve
+// writes and reads it through a [State], `openadapt-agent runs` reads it
+// through a [Store]. It holds no
 // parameter values, URL, names or paths. The field order is the file's.
 type File struct {
 	SchemaVersion       int    `json:"schema_version"`
@@ -54,7 +54,7 @@ type File struct {
 	Outcome     *Outcome `json:"outcome"`
 }
 
-// MessageKey names the fixed copy of a frozen outcome (mcp-surface.md §8
+// MessageKey names the fixed copy of a frozen outcome (docs/runs.md
 // "Messages"); serve holds the copy. It is stored in the run record, so its
 // values are part of the record format.
 type MessageKey string
@@ -73,7 +73,7 @@ type Outcome struct {
 // Freeze makes f terminal with o, ended at now. It is the one place an
 // outcome is frozen: serve's run path, its shutdown and its restart
 // reconciliation all call it. A terminal record is never changed, so an
-// interrupted run is never upgraded (§7.4); Freeze then reports false.
+// interrupted run is never upgraded; Freeze then reports false.
 func (f *File) Freeze(o Outcome, now time.Time) bool {
 	if f.Phase == PhaseTerminal {
 		return false

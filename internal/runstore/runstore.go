@@ -1,23 +1,29 @@
-// Package runstore reads serve's run state (mcp-surface.md §7.1) for local,
-// read-only views: `openadapt-agent runs list|show` and the safety check of
-// `attention list`. The layout is
+// Package runstore owns the run state of `openadapt-agent serve`: the one
+// place that knows the state directory's layout and file formats. Serve
+// writes through a [State] (run records, kept stderr tails, owner locks,
+// idempotency [Bindings], the reconciliation of dead owners' runs);
+// `openadapt-agent runs list|show` and the safety check of `attention
+// list` read through a [Store]. The layout is
 //
 //	<runs-dir>/                     Flow's run folders, <run_id>/report.json
 //	<runs-dir>/.openadapt-agent/    the state directory (0700)
-//	    runs/<run_id>.json          the run record
-//	    runs/<run_id>.stderr        the kept tail of Flow's stderr (0600,
-//	                                at most [fsutil.StderrTail] bytes; issue 11
-//	                                item 4, round2-decisions 4)
+//	    runs/<run_id>.json          the run record ([File])
+//	    runs/<run_id>.stderr        the kept tail of Flow's stderr (0600, at
+//	                                most [fsutil.StderrTail] bytes)
+//	    owners/<owner>.lock         a live server's owner lock
+//	    idem.key, idem/<mac>.json   idempotency bindings
+//	    tmp/                        Flow's parameter files
 //
 // Reading is hostile-machine safe: [Open] refuses a runs or state folder
 // that is a symbolic link, not a folder, writable by other users or owned
 // by another user ([*UnsafeDirError]) and never changes it (a read-only
-// command does not tighten folders; serve does); every read goes through
-// an [fsutil.Root] on the runs folder, so no link beneath it is followed,
-// a FIFO or device is refused before it is read, and each file is capped
-// ([fsutil.RunRecord], [fsutil.StderrTail]). A [Record] holds validated
-// values only: a field that does not match its pattern makes the record
-// unreadable rather than reaching output.
+// command does not tighten folders; [Prepare], for the server that runs
+// Flow, does); every read goes through an [fsutil.Root] on the runs
+// folder, so no link beneath it is followed, a FIFO or device is refused
+// before it is read, and each file is capped ([fsutil.RunRecord],
+// [fsutil.StderrTail]). A [Record] holds validated values only: a field
+// that does not match its pattern makes the record unreadable rather than
+// reaching output. docs/runs.md describes run outcomes and the record.
 //
 // Stable API: everything exported here.
 package runstore
@@ -348,13 +354,11 @@ func (s *Store) readFile(ctx context.Context, rel string, lim fsutil.Limit) ([]b
 	return data, nil
 }
 
-// ReadRecordFile reads the raw record of run id from stateDir/runs, the
-// state directory of a server that prepared it itself (serve/state.go):
-// the same bounded, no-follow read as [Store.Get] — a link, FIFO, device,
-// a file above [fsutil.RunRecord] or one others can write is an error
-// wrapping [ErrUnreadable]; a missing one is [ErrNotFound]. The caller
-// parses the bytes into its own type.
-func ReadRecordFile(ctx context.Context, stateDir, id string) ([]byte, error) {
+// readRecordFile reads the raw record of run id from stateDir/runs with
+// the same bounded, no-follow read as [Store.Get]: a link, FIFO, device, a
+// file above [fsutil.RunRecord] or one others can write is an error
+// wrapping [ErrUnreadable]; a missing one is [ErrNotFound].
+func readRecordFile(ctx context.Context, stateDir, id string) ([]byte, error) {
 	if !flowrun.ValidRunID(id) {
 		return nil, ErrInvalidRunID
 	}

@@ -24,7 +24,7 @@ const (
 	wf  = "workflow_0123456789abcdef01234567"
 )
 
-// terminalRecord is a record as serve writes it (serve/state.go).
+// terminalRecord is a record as serve writes it (State.WriteRecord).
 func terminalRecord(id, started, ended string) string {
 	return fmt.Sprintf(`{"schema_version":1,"run_id":%q,"workflow_id":%q,"base_workflow_id":%q,`+
 		`"bundle_content_digest":"%s","owner":"0123456789abcdef","pid":42,"pgid":42,"leader_start":7,`+
@@ -404,26 +404,26 @@ func modes(t *testing.T, root string) string {
 	return b.String()
 }
 
-// TestReadRecordFile: serve's entry point reads the same way as Get.
-func TestReadRecordFile(t *testing.T) {
+// TestRecordFileRead: the state folder reads a record the same way as Get.
+func TestRecordFileRead(t *testing.T) {
 	runs, records := newRunsDir(t)
 	state := filepath.Dir(records)
 	body := terminalRecord(idA, "2026-12-01T10:00:00Z", "2026-12-01T10:00:01Z")
 	write(t, filepath.Join(records, idA+".json"), body)
 	os.Symlink(filepath.Join(records, idA+".json"), filepath.Join(records, idB+".json"))
-	if b, err := ReadRecordFile(context.Background(), state, idA); err != nil || string(b) != body {
+	if b, err := readRecordFile(context.Background(), state, idA); err != nil || string(b) != body {
 		t.Fatalf("ReadRecordFile = %q, %v", b, err)
 	}
-	if _, err := ReadRecordFile(context.Background(), state, idB); !errors.Is(err, ErrUnreadable) {
+	if _, err := readRecordFile(context.Background(), state, idB); !errors.Is(err, ErrUnreadable) {
 		t.Errorf("symlinked: %v", err)
 	}
-	if _, err := ReadRecordFile(context.Background(), state, idC); !errors.Is(err, ErrNotFound) {
+	if _, err := readRecordFile(context.Background(), state, idC); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing: %v", err)
 	}
-	if _, err := ReadRecordFile(context.Background(), filepath.Join(runs, "nope"), idA); !errors.Is(err, ErrNotFound) {
+	if _, err := readRecordFile(context.Background(), filepath.Join(runs, "nope"), idA); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no state dir: %v", err)
 	}
-	if _, err := ReadRecordFile(context.Background(), state, "../"+idA); !errors.Is(err, ErrInvalidRunID) {
+	if _, err := readRecordFile(context.Background(), state, "../"+idA); !errors.Is(err, ErrInvalidRunID) {
 		t.Errorf("bad id: %v", err)
 	}
 }
