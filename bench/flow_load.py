@@ -3,8 +3,8 @@ under ROOT (sorted, immediate children) with openadapt-flow's
 Workflow.load(path) -- validation and integrity verification on, Flow's
 defaults -- in one Python process, and print how many loaded.
 
-Run it with a Python that can import openadapt_flow (e.g. realflow's
-bin/flow-python)."""
+Run it with a Python that can import openadapt_flow (e.g. the
+bin/flow-python of the runtime OPENADAPT_REALFLOW_DIR names)."""
 import os
 import sys
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Shutdown latency of `openadapt-agent skill pack` (round2-decisions 6): packs
+# Shutdown latency of `openadapt-agent skill pack` (every command starts
+# shutting down within 1 s of SIGINT/SIGTERM): packs
 # the generated skill tree (bench/genskill, about MB megabytes of PNG-like
 # templates) to .skill and .tar.zst, sends SIGTERM once the temporary archive
 # holds at least 8 MiB (so the pack is mid-compression), and measures the time

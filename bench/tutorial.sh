@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tutorial benchmarks against real Flow (t14): cold preparation
+# Tutorial benchmarks against real Flow: cold preparation
 # (`tutorial prepare --rebuild`), warm preparation (reuse), and
 # run_local_quickstart through the official TypeScript SDK client, each N
 # times, whole process, wall clock. Usage:

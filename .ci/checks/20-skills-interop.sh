@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop checks for `skill` (spec/skills.md §7), run by .ci/run after the Go
+# Interop checks for `skill` (docs/skills.md), run by .ci/run after the Go
 # tests. It installs its own pinned npm packages into a temporary prefix and
 # needs nothing else than node/npm and Go.
 #
@@ -11,7 +11,7 @@
 #     version-3 global lock with `openadapt-agent skill install`.
 #  3. Hazard regression: the skills CLI finds no valid skill in a raw Flow skill
 #     whose workflow name holds ": ", and installs our wrapped one.
-#  4. Lock-file hashes (round2-decisions 22), both directions: for the committed
+#  4. Lock-file hashes (docs/skills.md, The lock), both directions: for the committed
 #     fixtures and an emitted skill, `skill install` records the same
 #     computedHash/skillFolderHash as `skills add` of the same folder (and the
 #     fixtures' values are the ones committed in testdata/skill/lockhash);
@@ -48,7 +48,7 @@ go build -o "$bin" ./cmd/openadapt-agent
 # --- 1. skills-ref validate -------------------------------------------------
 emitted="$tmp/emitted"
 # --allow-unavailable: the unicode-params vector has a parameter name serve
-# refuses, so emit (issue 10) needs it to write that skill (its appendix then
+# refuses, so emit needs it to write that skill (its appendix then
 # names no run tool); the skill itself must still validate everywhere.
 for src in testdata/flow/skills/*/*/; do
   "$bin" skill emit --allow-unavailable --from-flow-skill "$src" --out "$emitted" >/dev/null 2>"$tmp/emit.err" || { cat "$tmp/emit.err" >&2; fail "emit $src"; }

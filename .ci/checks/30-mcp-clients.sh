@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real MCP clients against the real `openadapt-agent serve` binary over stdio
-# (mcp-surface.md §13.3), with the fake Flow (internal/testing/fakeflow) on PATH:
+# (docs/mcp.md, Result envelopes), with the fake Flow (internal/testing/fakeflow) on PATH:
 #   1. the official TypeScript SDK client (@modelcontextprotocol/sdk@1.32.2):
 #      lists tools, calls every read tool, a run tool and failure cases, and
 #      validates every structuredContent against the declared outputSchema

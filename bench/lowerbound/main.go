@@ -26,7 +26,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// flow is bundle's input rules (flow-bundle.md §5.2).
+// flow is bundle's input rules (docs/bundle.md, Canonical JSON).
 var flow = pyjson.Options{MaxIntDigits: pyjson.PythonIntMaxDigits}
 
 func main() {

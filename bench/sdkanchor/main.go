@@ -1,8 +1,8 @@
-// Command sdkanchor is the anchor of the serve read-round-trip target
-// (round2-decisions.md 18): a bare go-sdk v1.8.0 server over the SDK's own
-// stdio transport with one trivial tool, get_workflow, whose raw handler
-// returns a fixed text result. bench/servebench -anchor drives it side by
-// side with `openadapt-agent serve`.
+// Command sdkanchor is the anchor of the serve read-round-trip target (a ratio
+// to it, measured side by side): a bare go-sdk v1.8.0 server over the SDK's
+// own stdio transport with one trivial tool, get_workflow, whose raw handler
+// returns a fixed text result. bench/servebench -anchor drives it side by side
+// with `openadapt-agent serve`.
 //
 // Usage:
 //

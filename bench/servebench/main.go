@@ -7,7 +7,7 @@
 //   - read: get_workflow round trips (p50, p90, p99), side by side and call
 //     by call in turn: the server with the audit log off, with it on, and,
 //     with -anchor, bench/sdkanchor (a bare go-sdk stdio server with one
-//     trivial tool; round2-decisions.md 18);
+//     trivial tool);
 //   - run: run-tool round trips against an instant fake Flow, minus the
 //     same fake Flow executed directly (p50 overhead).
 //
@@ -70,9 +70,8 @@ func main() {
 		check(fmt.Errorf("unknown -mode %q", *mode))
 	}
 	fmt.Printf("mode %s, %d starts of each kind\n", *mode, *starts)
-	// The verified-digest cache lives in the user cache folder
-	// (round2-decisions.md 2).
-	// (round2-decisions.md 2), one file per set of roots.
+	// The verified-digest cache lives in the user cache folder, one file
+	// per set of roots.
 	cache := filepath.Join(tmp, "cache", "openadapt-agent")
 
 	var cold, warm, coldCPU, warmCPU []time.Duration
@@ -155,7 +154,7 @@ func main() {
 }
 
 // readBench times get_workflow round trips side by side, call by call in
-// turn (round2-decisions.md 18): the server with the audit log off, the
+// turn: the server with the audit log off, the
 // server with the audit log on (its default when stateful), and the anchor
 // (bench/sdkanchor, a bare go-sdk stdio server with one trivial tool) when
 // given. Each server gets its own runs folder.

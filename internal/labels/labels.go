@@ -1,7 +1,6 @@
-// Package labels reads the operator's `serve --labels FILE` (notes/LABELS.md;
-// issue 11 item 3): a map from opaque workflow id to a short label and
-// description that the operator chose to let leave the machine. Bundle data
-// never fills it.
+// Package labels reads the operator's `serve --labels FILE`: a map from opaque
+// workflow id to a short label and description that the operator chose to let
+// leave the machine. Bundle data never fills it.
 //
 // The file is one strict JSON object (internal/util/pyjson rules: UTF-8, no
 // duplicate keys, no BOM), at most [fsutil.Labels] bytes, read as a regular

@@ -1,6 +1,7 @@
-// Package authoringstub sets up the fake F1-shaped authoring session of
-// testdata/stubflow (flow-helper.md §12.19) for tests that run the real
-// embedded Flow helper: a system Python 3.10–3.12, the stub Flow package on
+// Package authoringstub sets up the fake authoring session of
+// testdata/stubflow, shaped like Flow's openadapt_flow.authoring module
+// (docs/helper.md, Test doubles), for tests that run the real embedded Flow
+// helper: a system Python 3.10–3.12, the stub Flow package on
 // PYTHONPATH, the OPENADAPT_STUBFLOW_AUTHORING* knobs and the session's call
 // log. Test support only; never linked into the binary.
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // emitSkill plays `openadapt-flow emit-skill BUNDLE --out PARENT`
-// (skills.md §2.1): it writes PARENT/<slug>/SKILL.md and a verbatim copy of
+// (docs/skills.md, Emit): it writes PARENT/<slug>/SKILL.md and a verbatim copy of
 // BUNDLE in PARENT/<slug>/bundle/, prints "Skill written to <dir>" and exits
 // 0. MODE exit1, two-dirs, no-bundle, alter-copy and hang give the failure
 // layouts the skill tests need.

@@ -1,5 +1,5 @@
 // Package fakeflow is a fake `openadapt-flow` for tests. It plays every exit
-// code and report shape of shared/spec/flow-run.md without running anything:
+// code and report shape of docs/runs.md without running anything:
 // the report, exit code, output, timing and failure modes come from
 // FAKE_FLOW_* environment variables. It records what it received (argv,
 // environment, parameters file) so tests can assert on it.
@@ -174,7 +174,7 @@ func Main() int {
 		// Only with VERSION set (doctor's tests rely on a fake without
 		// --version): Flow's own format (__main__.py:4767), which serve
 		// compares with the helper's hello under --flow-python
-		// (flow-helper.md §2.1 d′).
+		// (docs/helper.md, Startup).
 		if v := k["VERSION"]; v != "" {
 			fmt.Println("openadapt-flow " + v)
 			return 0

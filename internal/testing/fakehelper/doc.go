@@ -1,5 +1,5 @@
 // Package fakehelper is a Go stand-in for the Flow-side helper program of
-// flow-helper.md §9.1, used by tests of internal/flow/flowhelper and its callers
+// docs/helper.md, used by tests of internal/flow/flowhelper and its callers
 // the way internal/testing/fakeflow stands in for openadapt-flow.
 //
 // The fake is the test binary itself under the name "python3" ([Install]):

@@ -60,11 +60,12 @@ func Install(t testing.TB) string {
 var shared string
 
 // BuildShared compiles ./internal/testing/fakehelper/cmd/fakehelper once,
-// without the race detector, into a fresh temporary directory (as [Name])
-// and returns its path, which [Install] returns from then on; call it from
-// TestMain before m.Run and the cleanup after. Every fake helper start is then a small program
-// instead of a re-executed race-instrumented test binary. When the build
-// fails, Install falls back to the test binary (keep [RunIfInvoked]).
+// without the race detector, into a fresh temporary directory (as [Name]) and
+// returns its path, which [Install] returns from then on; call it from
+// TestMain before m.Run and the cleanup after. Every fake helper start is then
+// a small program instead of a re-executed race-instrumented test binary. When
+// the build fails, Install falls back to the test binary (keep
+// [RunIfInvoked]).
 func BuildShared() (path string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "fakehelper-")
 	if err != nil {
@@ -97,7 +98,7 @@ type Rule struct {
 	// replies without timing).
 	WaitForKey string `json:"wait_for_key,omitempty"`
 	// Progress lists tutorial.prepare phases sent as progress frames
-	// before the answer (flow-helper.md §12.13).
+	// before the answer (docs/helper.md, Wire protocol).
 	Progress []string `json:"progress,omitempty"`
 	used     bool
 }

@@ -14,7 +14,7 @@ const Name = "python3"
 func RunIfInvoked() {}
 
 // Install skips the test: the fake helper is POSIX-only (attended actions
-// are exercised on Linux only, flow-helper.md §11.1 Q5).
+// are exercised on Linux only).
 func Install(t testing.TB) string {
 	t.Skip("fakehelper: POSIX only")
 	return ""

@@ -2,7 +2,7 @@
 // process has started reading a file: on Linux through inotify, whose
 // IN_ACCESS event arrives on the first read(2) of the watched file by any
 // process. Signal tests use it to send SIGINT/SIGTERM once the child is
-// observed inside a long read (round2-decisions 6: no fixed sleep).
+// observed inside a long read (no fixed sleep).
 package fswatch
 
 import "time"

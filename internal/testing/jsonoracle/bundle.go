@@ -16,7 +16,8 @@ import (
 //
 // This file holds a strict JSON reader that keeps what Flow's digest depends
 // on (object member order for metadata, the integer/float distinction of
-// every number token) and the canonical writer of flow-bundle.md §5.2.
+// every number token) and the canonical writer of docs/bundle.md, Canonical
+// JSON.
 // encoding/json is unusable here: it loses member order and number tokens,
 // accepts duplicate keys and lone surrogates, and escapes <>& and U+2028.
 
@@ -43,7 +44,7 @@ type value struct {
 }
 
 // member is one object member, in source order. omit marks a member that the
-// schema-v2 omission rules (§5.1) drop from the digest input.
+// schema-v2 default removals drop from the digest input.
 type member struct {
 	key  string
 	val  value
@@ -83,9 +84,9 @@ type syntaxError struct {
 func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.msg, e.off) }
 
 // parseJSON parses one complete JSON document under the input rules of
-// flow-bundle.md §5.2: no leading BOM, valid UTF-8, no lone surrogate escape,
-// no duplicate key at any depth, finite numbers only, nothing after the value.
-// Error texts carry offsets only, never content.
+// docs/bundle.md, Canonical JSON: no leading BOM, valid UTF-8, no lone
+// surrogate escape, no duplicate key at any depth, finite numbers only,
+// nothing after the value. Error texts carry offsets only, never content.
 func parseJSON(data []byte) (v value, err error) {
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 		return value{}, &syntaxError{"leading byte order mark", 0}
@@ -197,7 +198,8 @@ func (p *parser) object(v *value) error {
 		if err != nil {
 			return err
 		}
-		// Duplicate keys fail closed (a documented divergence: Python keeps the last).
+		// Duplicate keys fail closed (a documented divergence: Python keeps
+		// the last).
 		if len(v.obj) < 16 {
 			for i := range v.obj {
 				if v.obj[i].key == key {
@@ -401,7 +403,7 @@ func (p *parser) hex4() (rune, bool) {
 	return r, true
 }
 
-// number parses a JSON number token and stores its canonical text (§5.2):
+// number parses a JSON number token and stores its canonical text:
 // integer tokens keep their exact decimal value ("-0" becomes "0"); any token
 // with '.', 'e' or 'E' is a float written as Python's repr.
 func (p *parser) number(v *value) error {
@@ -464,7 +466,8 @@ func (p *parser) number(v *value) error {
 	return nil
 }
 
-// formatFloat writes x as CPython's float repr (flow-bundle.md §5.2): the
+// formatFloat writes x as CPython's float repr (docs/bundle.md, Canonical
+// JSON): the
 // shortest round-tripping digits; fixed notation when the decimal exponent e
 // satisfies -4 <= e < 16 (with at least one digit after the point), otherwise
 // scientific with a mandatory exponent sign and at least two exponent digits.
@@ -530,7 +533,7 @@ func formatFloat(x float64) string {
 	return string(out)
 }
 
-// appendCanonical appends the canonical JSON of v (§5.2) to dst, skipping
+// appendCanonical appends the canonical JSON of v to dst, skipping
 // members marked omit.
 func appendCanonical(dst []byte, v *value) []byte {
 	switch v.kind {

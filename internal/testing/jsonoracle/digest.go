@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 )
 
-// Frozen copy of bundle/metadata.go's content digest (flow-bundle.md §5, the
-// schema-v2 omissions of §5.1) before internal/util/pyjson: a test oracle.
+// Frozen copy of bundle/metadata.go's content digest (docs/bundle.md, Content
+// digest, with the schema-v2 default removals) before internal/util/pyjson:
+// a test oracle.
 
 var emptyObject = value{kind: jObject, obj: []member{}}
 
@@ -33,9 +34,10 @@ func schemaAbove2(tok string) bool {
 	return len(tok) > 1 || tok[0] >= '2'
 }
 
-// contentDigest computes §5: SHA-256 of canonical_json({"files": FH,
+// contentDigest computes the content digest: SHA-256 of canonical_json({"files": FH,
 // "workflow": W}) where W is the workflow without "manifest", with
-// schema_version migrated, and with the §5.1 omissions when it is exactly 2.
+// schema_version migrated, and with the schema-v2 default removals when it
+// is exactly 2.
 func contentDigest(top *value, files *value) string {
 	w := value{kind: jObject, obj: make([]member, 0, len(top.obj)+1)}
 	schema2 := true
@@ -72,7 +74,7 @@ func contentDigest(top *value, files *value) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// The schema-v2 sealed omissions of §5.1, applied only at the positions where
+// The schema-v2 default removals, applied only at the positions where
 // each owner model lives.
 
 func omitIf(obj *value, key string, match func(*value) bool) {

@@ -14,7 +14,8 @@ var errNotCanonical = errors.New("not canonical")
 
 // canonical returns the byte form of Python's
 // json.dumps(v, sort_keys=True, separators=(",",":"), ensure_ascii=False)
-// for a tree produced by parseJSON (spec §3.1). Numbers must be integers.
+// for a tree produced by parseJSON (docs/ledger.md, Canonical objects).
+// Numbers must be integers.
 func LedgerCanonical(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := writeCanonical(&buf, v); err != nil {
@@ -93,7 +94,7 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 
 // canonicalInteger returns the canonical spelling of a JSON number token. A
 // token with a fraction or exponent is refused: OpenAdapt's formats have no
-// floats (spec §3.1).
+// floats.
 func canonicalInteger(s string) (string, error) {
 	if strings.ContainsAny(s, ".eE") {
 		return "", fmt.Errorf("%w: non-integer number", errNotCanonical)

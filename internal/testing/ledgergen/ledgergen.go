@@ -32,7 +32,7 @@ import (
 	"time"
 )
 
-// Constants of OpenAdapt's public-trust format (shared/spec/ledger.md).
+// Constants of OpenAdapt's public-trust format (docs/ledger.md, Trust root).
 const (
 	EvidenceRepo   = "OpenAdaptAI/.github"
 	EvidenceRepoID = "858454062"
@@ -44,7 +44,7 @@ const (
 	PayloadType    = "application/vnd.openadapt.production-public-trust-signing-statement+json;version=1"
 )
 
-// Targets and their contracts (spec §14.1).
+// Targets and their contracts (docs/ledger.md, Verdicts).
 var Targets = []string{"agent", "capture", "cloud", "desktop", "docs", "flow", "openadapt"}
 
 var contracts = map[string][4]string{
@@ -197,8 +197,8 @@ type Options struct {
 	// Filler adds this many (summary object, bundle) entry pairs to the
 	// registry (their files are not written), for size benchmarks.
 	Filler int
-	// StaticTargets holds the projection's static target fields (spec
-	// §14.2), keyed by target; nil means no target projection.
+	// StaticTargets holds the projection's static target fields, keyed by
+	// target; nil means no target projection.
 	StaticTargets map[string]map[string]any
 	// Seed for the Ed25519 key (32 bytes); nil uses a fixed test seed.
 	Seed []byte

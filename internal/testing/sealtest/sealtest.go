@@ -1,7 +1,7 @@
 // Package sealtest seals plaintext Flow bundles for tests, as `openadapt-flow
-// seal` lays them out (flow-bundle.md §8), with a cheap scrypt cost so that
-// tests under the race detector stay fast. Test support only: never linked
-// into the binary.
+// seal` lays them out (docs/bundle.md, Sealed bundles), with a cheap scrypt
+// cost so that tests under the race detector stay fast. Test support only:
+// never linked into the binary.
 package sealtest
 
 import (

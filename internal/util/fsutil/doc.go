@@ -1,5 +1,6 @@
 // Package fsutil is the one place this project touches the file system for
-// hostile-machine purposes (BRIEF "Hostile machine"; round2-decisions 13, 19):
+// hostile-machine purposes (README "Hostile machine: links, special files
+// and size caps"):
 //
 //   - [Root] writes, renames and deletes beneath a root folder without ever
 //     following a symbolic link below it. Every path component is opened

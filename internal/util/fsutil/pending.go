@@ -10,7 +10,7 @@ import (
 // [Root.StageDir]) that were neither renamed into place nor removed yet.
 // The process's signal backstop (cmd/root.go) calls [RemovePending] just
 // before it exits a command that did not stop in time, so even a forced
-// exit leaves no temp or stage folder behind (round2-decisions 6).
+// exit leaves no temp or stage folder behind.
 var pendingTemps struct {
 	sync.Mutex
 	closed bool

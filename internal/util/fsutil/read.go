@@ -18,9 +18,11 @@ type Limit struct {
 	Max int64
 }
 
-// Size caps per input kind (README "Input size caps").
+// Size caps per input kind (README "Hostile machine: links, special files
+// and size caps").
 var (
-	// Archive is a packed skill (.skill, .zip, .tar.zst); skills.md §5.
+	// Archive is a packed skill (.skill, .zip, .tar.zst); docs/skills.md,
+	// Verify.
 	Archive = Limit{"archive", 256 << 20}
 	// Sidecar is an archive's .sha256 file: one "hex  name" line.
 	Sidecar = Limit{"sidecar", 64 << 10}
@@ -29,9 +31,9 @@ var (
 	LedgerFile = Limit{"ledger file", 64 << 20}
 	// DeploymentConfig is `serve --config`.
 	DeploymentConfig = Limit{"deployment config", 1 << 20}
-	// WorkflowJSON is a bundle's workflow.json (flow-bundle.md §6).
+	// WorkflowJSON is a bundle's workflow.json.
 	WorkflowJSON = Limit{"workflow.json", 256 << 20}
-	// Report is a run's report.json (flow-run.md §5.3).
+	// Report is a run's report.json (docs/runs.md, Report status).
 	Report = Limit{"report", 16 << 20}
 	// SigstoreBundle is a detached sigstore bundle (.sigstore.json).
 	SigstoreBundle = Limit{"sigstore bundle", 4 << 20}
@@ -45,12 +47,14 @@ var (
 	LockFile = Limit{"lock file", 16 << 20}
 	// Labels is a `--labels` file.
 	Labels = Limit{"--labels file", 64 << 10}
-	// RunRecord is serve's <state>/runs/<run_id>.json (mcp-surface.md §7.1),
+	// RunRecord is serve's <state>/runs/<run_id>.json (docs/runs.md, Run
+	// records),
 	// read by serve and `openadapt-agent runs` (internal/runstore).
 	RunRecord = Limit{"run record", 64 << 10}
-	// StderrTail is the kept tail of Flow's stderr, <state>/runs/<run_id>.stderr
-	// (issue 11 item 4): the TAIL is kept, so a file never exceeds it. Equal to
-	// flowrun.StderrKeepBytes (internal/runstore tests pin it).
+	// StderrTail is the kept tail of Flow's stderr,
+	// <state>/runs/<run_id>.stderr (docs/runs.md, Run records): the TAIL is
+	// kept, so a file never exceeds it. Equal to flowrun.StderrKeepBytes
+	// (internal/runstore tests pin it).
 	StderrTail = Limit{"Flow stderr tail", 64 << 10}
 )
 

@@ -17,7 +17,7 @@ import (
 // The descriptor is opened with the system call and handed to os.NewFile
 // after O_NONBLOCK is cleared: os.OpenFile would register it with the
 // runtime's poller, which on Linux refuses regular files (one failing
-// epoll_ctl per opened file, issue 12). A blocking descriptor from NewFile
+// epoll_ctl per opened file). A blocking descriptor from NewFile
 // is never registered. No read happens before the caller's fstat has seen a
 // regular file, so clearing O_NONBLOCK on a FIFO cannot block anything.
 func openRead(path string, noFollow bool) (*os.File, error) {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestOpenNotPolled: an opened regular file is a blocking descriptor that
-// the runtime's poller never saw (issue 12: os.OpenFile tried to register
+// the runtime's poller never saw (os.OpenFile tried to register
 // every opened file, and Linux refuses regular files with EPERM). A file
 // outside the poller has no deadlines.
 func TestOpenNotPolled(t *testing.T) {

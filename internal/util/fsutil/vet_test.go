@@ -14,8 +14,7 @@ import (
 )
 
 // exempt are trees and files that may call os.ReadFile/os.Open directly,
-// with the reason (round2-decisions 13: every input goes through this
-// package's bounded read).
+// with the reason (every input goes through this package's bounded read).
 var exempt = map[string]string{
 	"internal/util/fsutil/":                  "the helper itself",
 	"internal/testing/":                      "test support, never in the binary",

@@ -84,8 +84,8 @@ func Live(pgid int) bool {
 }
 
 // TerminateOrphan terminates a process group left behind by a dead parent
-// (mcp-surface.md §7.4: "Linux: if the recorded process group still exists
-// and its leader's start time matches, terminate it").
+// (docs/runs.md, Long runs and interruption): on Linux, when the recorded
+// process group still exists and its leader's start time matches.
 //
 // It acts when the leader pgid is alive, still leads group pgid and has the
 // recorded non-zero start time, so a reused PID is never signalled. It also

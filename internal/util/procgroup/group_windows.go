@@ -17,8 +17,8 @@ func SysProcAttr() *syscall.SysProcAttr {
 }
 
 // Group is a job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE holding the
-// child and everything it starts (mcp-surface.md §7.2: "Windows uses a job
-// object with kill-on-close"). If the job cannot be set up, job is 0 and
+// child and everything it starts (docs/runs.md, Process group, timeout,
+// cancellation). If the job cannot be set up, job is 0 and
 // only the direct child is ended. A process the child starts before it is
 // assigned to the job (a few instructions after CreateProcess) is not
 // covered; Flow starts its browser much later.

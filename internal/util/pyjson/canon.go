@@ -158,7 +158,8 @@ func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	return append(dst, '"')
 }
 
-// AppendFloat appends x as CPython's float repr (flow-bundle.md §5.2): the
+// AppendFloat appends x as CPython's float repr (docs/bundle.md, Canonical
+// JSON): the
 // shortest round-tripping digits; fixed notation when the decimal exponent e
 // satisfies -4 <= e < 16 (at least one digit after the point), otherwise
 // scientific with a mandatory exponent sign and at least two exponent digits.

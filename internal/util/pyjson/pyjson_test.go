@@ -14,10 +14,10 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/jsonoracle"
 )
 
-// flowOpts are bundle's input rules (flow-bundle.md §5.2).
+// flowOpts are bundle's input rules (docs/bundle.md, Canonical JSON).
 var flowOpts = Options{MaxIntDigits: PythonIntMaxDigits}
 
-// ledgerOpts are ledger's (ledger.md §3.1).
+// ledgerOpts are ledger's (docs/ledger.md, Canonical objects).
 var ledgerOpts = Options{MaxDepth: 512, Floats: FloatRefuse}
 
 func canon(t testing.TB, src string, opt Options) (string, error) {

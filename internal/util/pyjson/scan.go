@@ -31,10 +31,11 @@ type FloatMode uint8
 const (
 	// FloatRepr: a float must be finite as an IEEE-754 double (a literal that
 	// overflows to ±Inf is refused at parse time) and is written as Python's
-	// float repr (flow-bundle.md §5.2).
+	// float repr (docs/bundle.md, Canonical JSON).
 	FloatRepr FloatMode = iota
 	// FloatRefuse: a float parses (kept as its token) but has no canonical
-	// form; the canonical writer refuses it (ledger.md §3.1).
+	// form; the canonical writer refuses it (docs/ledger.md, Canonical
+	// objects).
 	FloatRefuse
 )
 

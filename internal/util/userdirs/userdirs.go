@@ -7,7 +7,7 @@
 // ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows. The
 // verified-digest cache lives in the user cache folder ($XDG_CACHE_HOME or
 // ~/.cache on Linux; see [os.UserCacheDir]). Both get an openadapt-agent
-// subfolder (round2-decisions.md 2 and 3).
+// subfolder.
 package userdirs
 
 import (

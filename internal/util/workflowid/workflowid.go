@@ -1,9 +1,9 @@
 // Package workflowid owns the syntax of the opaque workflow ids serve
-// publishes (mcp-surface.md §6.6): a bundle's id, "workflow_" and 24
+// publishes (docs/bundle.md, Workflow ids): a bundle's id, "workflow_" and 24
 // lowercase hex digits (bundle.Bundle.ID), optionally "_N" for the N-th
 // bundle with the same id across a server's roots (N ≥ 2 in practice, any
 // positive integer without leading zeros in the syntax), or the tutorial's
-// "local_quickstart" (§5.6). serve's schemas, its catalog and digest cache,
+// "local_quickstart". serve's schemas, its catalog and digest cache,
 // the run records of internal/runstore and the --labels file all check ids
 // here, so the rule is written once.
 package workflowid
