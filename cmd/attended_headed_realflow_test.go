@@ -13,18 +13,18 @@ import (
 	"time"
 )
 
-// Headed Continue through this project (issue 13 item 8, flow-helper.md
-// §9.4): the real binary runs `serve --allow-attended-actions --config
+// Headed Continue through this project (needs OPENADAPT_REALFLOW_HEADED=1 and
+// a display): the real binary runs `serve --allow-attended-actions --config
 // DEPLOY --url URL --headed` on an Xvfb display; its embedded helper opens
 // Flow's AttendedActionService, whose headed Chromium shows MockMed. A real
 // governed run (Flow's run verb, profile standard, `drift=typelabel`) has
-// halted on a durable pause at step_002 that allows continue. The scripted operator (realflow's
-// tools/scripted_operator.py, real X input through xdotool) completes the
-// step in that very window; then continue_attention over an MCP client with
-// form elicitation must return Flow's completed decision, the run's report
-// must become VERIFIED with exactly one MockMed record, and a retry with the
-// same key after the item closed must replay the same decision without
-// re-actuating anything.
+// halted on a durable pause at step_002 that allows continue. The scripted
+// operator (realflow's tools/scripted_operator.py, real X input through
+// xdotool) completes the step in that very window; then continue_attention
+// over an MCP client with form elicitation must return Flow's completed
+// decision, the run's report must become VERIFIED with exactly one MockMed
+// record, and a retry with the same key after the item closed must replay the
+// same decision without re-actuating anything.
 //
 // Heavy and optional: needs OPENADAPT_REALFLOW_HEADED=1 and DISPLAY
 // (run it under $OPENADAPT_REALFLOW_DIR/bin/with-xvfb), besides the

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Real Flow end to end (issue 13 item 8, flow-helper.md §9.3 Recipe A):
+// Real Flow end to end (a real governed run, about a minute or two):
 // the real openadapt-agent binary, the embedded helper and real Flow
 // 1.32.0. A governed run through the run tool halts on a real durable pause
 // (fault=session); then Reject one pause, Teach and Escalate another,

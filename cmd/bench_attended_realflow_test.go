@@ -17,9 +17,10 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 )
 
-// BenchmarkRealFlowEscalateMCP (issue 13 item 9; BENCHMARKS.md "Flow helper
-// and attended actions"): one escalate on a real durable pause (Flow's own
-// objects, flow-helper.md §9.3 Recipe B, no browser), measured side by side
+// BenchmarkRealFlowEscalateMCP (BENCHMARKS.md "Flow helper and attended
+// actions"): one escalate on a real durable pause (made in place with Flow's
+// own objects by internal/flow/flowhelper/testdata/realflow/make_pause.py,
+// no browser), measured side by side
 // in one run at two levels, each a new idempotency key:
 //   - helper: attended.act through the embedded helper into Flow's
 //     execute_attended_action and back;

@@ -11,7 +11,7 @@ import (
 )
 
 // TestDigestFieldSpelling sweeps the JSON documents of the bundle and ledger
-// commands (round2-decisions 14): every field this project names *sha256
+// commands: every field this project names *sha256
 // (bundle_sha256, sha256, object_sha256, …) is "sha256:<64 hex>", and
 // content_digest keeps Flow's bare 64 hex, as Flow prints it.
 func TestDigestFieldSpelling(t *testing.T) {

@@ -57,7 +57,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 
 type inspectCertification struct {
 	// ProvenanceCertified is named for what it is, Flow's unprotected
-	// provenance claim (round2-decisions.md 14), not a verified fact.
+	// provenance claim (docs/bundle.md, Manifests), not a verified fact.
 	ProvenanceCertified *bool  `json:"provenance_certified"`
 	CertificationStatus string `json:"certification_status"`
 }
@@ -93,7 +93,8 @@ type inspectEntry struct {
 }
 
 // newInspectEntry builds one entry. By default every bundle-supplied text is
-// validated against a closed set first (round2-decisions 5): parameters as in
+// validated against a closed set first (docs/bundle.md, Parameters):
+// parameters as in
 // `bundle verify --json`, the compiler version as a version token and the
 // certification status as one of Flow's labels, else "other".
 func newInspectEntry(b *bundle.Bundle, protected bool) inspectEntry {

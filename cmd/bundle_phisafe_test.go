@@ -14,7 +14,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 )
 
-// plantedBundle writes a verifying schema-v3 bundle (no §5.1 omissions)
+// plantedBundle writes a verifying schema-v3 bundle (no schema-v2 default
+// removals apply)
 // whose free text carries planted secrets in every place the default views
 // used to print: a parameter type, an enum choice, a name serve refuses, a
 // reserved name, a secret_params entry, the compiler version and the
@@ -41,7 +42,7 @@ func plantedBundle(t *testing.T) (dir string, planted []string) {
 // writeTestBundle writes a plaintext bundle at dir whose embedded manifest
 // lists fileHashes (path → hex; the files themselves are the caller's) and
 // carries the content digest computed like Flow's. Use schema_version 3 in
-// w, so that no §5.1 omission applies.
+// w, so that no schema-v2 default removal applies.
 func writeTestBundle(t testing.TB, dir string, w map[string]any, fileHashes map[string]string, provenance map[string]any) {
 	t.Helper()
 	fh := map[string]any{}
@@ -67,7 +68,7 @@ func writeTestBundle(t testing.TB, dir string, w map[string]any, fileHashes map[
 
 // TestBundleViewsHidePlantedText: the default `bundle inspect` (text and
 // --json) and `bundle verify` (text and --json) views print none of the
-// planted text (round2-decisions 5) and count what they hide; --protected
+// planted text (docs/bundle.md, Parameters) and count what they hide; --protected
 // prints all of it, so the check can see a leak.
 func TestBundleViewsHidePlantedText(t *testing.T) {
 	dir, planted := plantedBundle(t)

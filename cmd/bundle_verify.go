@@ -65,8 +65,8 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 
 // discoverOperand discovers one operand. A root holding no bundle is
 // reported as not_a_bundle. A root that cannot be used at all (missing, not a
-// folder, unreadable) is a failed entry too (round2-decisions.md 7: one bad
-// operand is a failed entry, never a usage error that hides the others);
+// folder, unreadable) is a failed entry too (one bad operand is a failed
+// entry, never a usage error that hides the others);
 // only invalid options are returned as an error.
 func discoverOperand(ctx context.Context, path string, opts ...bundle.Option) ([]*bundle.Bundle, error) {
 	opts = append(opts, bundle.WithContext(ctx))
@@ -196,7 +196,7 @@ type verifyEntry struct {
 	ActionStepCount *int    `json:"action_step_count"`
 	// Parameters is null for a bundle that did not load; else the PHI-safe
 	// view ([]bundle.SafeParam) by default, or Flow's exact canonical
-	// schema ([]bundle.Param, flow-bundle.md §2) with --protected.
+	// schema ([]bundle.Param; docs/bundle.md, Parameters) with --protected.
 	Parameters any `json:"parameters"`
 	// HiddenParameters counts the names the safe view leaves out: present
 	// (null for a bundle that did not load) in the default view, absent
@@ -239,7 +239,7 @@ func newVerifyEntry(b *bundle.Bundle, protected bool) verifyEntry {
 
 // workflowIDOf is the workflow id of b, or nil when b is no bundle at all
 // (not_a_bundle, an unusable root): a made-up id would name nothing
-// (round2-decisions.md 14).
+// (docs/bundle.md, Workflow ids).
 func workflowIDOf(b *bundle.Bundle) *string {
 	if b.ErrorKind == bundle.KindNotABundle || b.ErrorKind == bundle.KindUnreadable && !b.Loaded() || b.ID == "" {
 		return nil

@@ -21,7 +21,7 @@ import (
 // compares each entry with the MANIFEST's expectations: with the passphrase
 // in the child's environment, and without it for the sealed vectors
 // (workflow_id_without_key, missing_key). --protected is the exact
-// flow-bundle.md §2 view that the vectors pin (round2-decisions 5); the
+// canonical schema that the vectors pin (docs/bundle.md, Parameters); the
 // default view is the PHI-safe one (TestBundleViewsHidePlantedText).
 //
 // bundle's TestVectors owns "every vector, sealed ones included, loads as

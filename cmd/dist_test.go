@@ -155,7 +155,7 @@ func TestDistVersionsAgree(t *testing.T) {
 func TestDistServerJSONReadOnly(t *testing.T) {
 	t.Parallel()
 	raw, server := readJSONFile(t, serverJSONPath)
-	// The attended setup is shown (issue 13 item 7) as optional arguments
+	// The attended setup is shown as optional arguments
 	// that start off; nothing else widens access.
 	for _, flag := range []string{"--allow-run", "--allow-protected-export", "--allow-synthetic", "--allow-url-override", "--authoring", "--tutorial"} {
 		if strings.Contains(string(raw), flag) {
@@ -263,7 +263,7 @@ func TestDistManifestReadOnly(t *testing.T) {
 	if bd := userConfig["bundles_dir"].(map[string]any); bd["type"] != "directory" || bd["required"] != true {
 		t.Errorf("user_config.bundles_dir = %v, want a required directory", bd)
 	}
-	// runs_dir is optional (round2-decisions.md 3): empty means serve's
+	// runs_dir is optional: empty means serve's
 	// per-user default.
 	if rd := userConfig["runs_dir"].(map[string]any); rd["required"] != false || rd["default"] != "" {
 		t.Errorf("user_config.runs_dir = %v, want optional with default \"\"", rd)

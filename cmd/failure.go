@@ -17,7 +17,7 @@ import (
 
 // failureMediaType identifies the failure document that every command given
 // --json prints when it exits 1 without having printed its own document
-// (round2-decisions.md 7: one JSON document on stdout for exit 0 and exit 1).
+// (one JSON document on stdout for exit 0 and exit 1).
 // Exit 2 (usage) prints nothing on stdout.
 const failureMediaType = "application/vnd.openadapt-agent.failure+json;version=1"
 
@@ -185,10 +185,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// operandError classifies a path operand that cannot be used: missing, not
-// of the kind wanted, or unreadable. It exits 1 with a failure code
-// (round2-decisions.md 7: a bad operand is a failed result, not a usage
-// error). It returns nil when the path is usable as far as a stat can tell.
+// operandError classifies a path operand that cannot be used: missing, not of
+// the kind wanted, or unreadable. It exits 1 with a failure code (a bad
+// operand is a failed result, not a usage error). It returns nil when the path
+// is usable as far as a stat can tell.
 func operandError(path string, wantDir, wantFile bool) error {
 	fi, err := os.Stat(path)
 	switch {

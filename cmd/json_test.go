@@ -51,7 +51,7 @@ var jsonNoFailurePath = map[string]bool{"version": true}
 
 // TestJSONEveryCommand runs every command's failure path with --json: exit 1
 // and exactly one JSON document with a mediaType on stdout; and a usage error
-// with --json: exit 2 and nothing on stdout (round2-decisions.md 7).
+// with --json: exit 2 and nothing on stdout.
 func TestJSONEveryCommand(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("HOME", tmp)

@@ -61,7 +61,7 @@ func (f *ledgerFlags) verifier(extra ...ledger.Option) (*ledger.Verifier, error)
 }
 
 // parseAt parses --at: an RFC 3339 time, or a plain date, which means
-// 00:00:00Z that day (round2-decisions.md 23).
+// 00:00:00Z that day.
 func parseAt(s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
@@ -75,7 +75,7 @@ func parseAt(s string) (time.Time, error) {
 // ledgerError maps library errors: an invalid option is a usage error
 // (exit 2); input that cannot be used (unreadable, not a ledger document) is
 // a failed result (exit 1, failure code input_invalid), so that --json still
-// prints one document (round2-decisions.md 7).
+// prints one document.
 func ledgerError(err error) error {
 	if errors.Is(err, ledger.ErrOption) {
 		return usageError(err)

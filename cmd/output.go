@@ -58,7 +58,8 @@ func admissionLine(a *ledger.AdmissionDecision) string {
 }
 
 // admitsNothing is the plain sentence saying that a workflow ledger with an
-// unattributed row admits no bundle at all (ledger.md §15), or "".
+// unattributed row admits no bundle at all (docs/ledger.md, Workflow
+// admission gate), or "".
 func admitsNothing(res *ledger.Result) string {
 	n := res.UnattributedRows()
 	if n == 0 {

@@ -46,7 +46,8 @@ type IO struct {
 // command starts shutting down; if it has not returned within its grace
 // ([shutdownGrace], longer only for the commands in [childGrace]), or on a
 // second signal, the backstop removes every pending temporary file and
-// staging folder and exits with 128+signal (round2-decisions 6).
+// staging folder and exits with 128+signal. Every command thus starts
+// shutting down within 1 s of the first signal.
 func Main() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -63,7 +64,7 @@ func Main() int {
 // SIGINT/SIGTERM canceled its context before the backstop exits.
 const shutdownGrace = time.Second
 
-// childGrace is the stated exception (round2-decisions 6): commands that
+// childGrace is the stated exception to that second: commands that
 // stop child process groups with flowrun's cancel grace (SIGTERM, then
 // SIGKILL after 2 s) get that grace plus a second, and serve also its
 // withheld-EOF window (2 s), so the backstop never cuts their own cleanup

@@ -8,12 +8,12 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/ledger"
 )
 
-// sigFlags are the cosign-compatible Sigstore verification flags (ledger.md
-// §16.1), shared by `ledger verify FILE --bundle SIG` and
-// `skill verify FILE --bundle SIG`. Bind them with [sigFlags.bind], then call
-// [sigFlags.options] and pass the result to [ledger.VerifyArtifact] (or
-// [ledger.WithSigstore]). Everything is offline: --trusted-root is a local
-// file, never TUF or the network.
+// sigFlags are the cosign-compatible Sigstore verification flags
+// (docs/ledger.md, Sigstore bundles over a ledger), shared by `ledger verify
+// FILE --bundle SIG` and `skill verify FILE --bundle SIG`. Bind them with
+// [sigFlags.bind], then call [sigFlags.options] and pass the result to
+// [ledger.VerifyArtifact] (or [ledger.WithSigstore]). Everything is offline:
+// --trusted-root is a local file, never TUF or the network.
 type sigFlags struct {
 	bundle             string
 	trustedRoot        string

@@ -21,7 +21,7 @@ import (
 // send SIGTERM once the child is observed at the point under test: reading
 // a file (inotify, internal/testing/fswatch), printing its banner, or
 // inside a hung Flow (fakeflow's READY FIFO). No test sleeps; the deadline
-// only stops a hang and is not a timing assertion (round2-decisions 6).
+// only stops a hang and is not a timing assertion.
 // Latencies are measured by BenchmarkShutdownLatency, not here.
 
 const signalDeadline = time.Minute
