@@ -280,7 +280,7 @@ func TestAttentionReplayAfterClose(t *testing.T) {
 	})
 }
 
-// TestAttentionAuthorityDB (flow-helper.md §12.24): the helper gets the
+// TestAttentionAuthorityDB (docs/helper.md, Process model): the helper gets the
 // durable-authority database serve recorded for the runs directory, even
 // when this shell's HOME differs, and says so.
 func TestAttentionAuthorityDB(t *testing.T) {

@@ -109,7 +109,7 @@ func serveList(t *testing.T, opts serve.Options) []map[string]any {
 	return out.Workflows
 }
 
-// TestServeIDsMatchBundleVerify (issue 10 item 6): over a root holding every
+// TestServeIDsMatchBundleVerify: over a root holding every
 // bundle vector, twice over (so the second copies carry "_2" suffixes),
 // serve lists exactly the ids `bundle verify --json` prints for that root,
 // in its order, and a workflow is available only where verify says
@@ -163,7 +163,7 @@ func TestServeIDsMatchBundleVerify(t *testing.T) {
 	}
 }
 
-// TestServeIDsAcrossRoots (round2-decisions 9): with repeated --bundles the
+// TestServeIDsAcrossRoots (docs/bundle.md, Workflow ids): with repeated --bundles the
 // ids are bundle verify's base ids, suffixed across the whole server in
 // root order (bundle verify suffixes within each operand only).
 func TestServeIDsAcrossRoots(t *testing.T) {

@@ -21,7 +21,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/procwait"
 )
 
-// TestServeKill9Reconciles is §13.6: a server killed with SIGKILL mid-run
+// TestServeKill9Reconciles (docs/runs.md, Long runs and interruption): a
+// server killed with SIGKILL mid-run
 // leaves a running record; the next server on the same runs dir marks it
 // interrupted and terminates the orphaned Flow group (the fake ignores
 // SIGTERM, so only the group SIGKILL ends it).
@@ -118,7 +119,8 @@ func pidRunning(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
-// TestServeSIGTERM is §1.7: SIGTERM with a run in progress records it
+// TestServeSIGTERM (docs/mcp.md, Shutdown): SIGTERM with a run in progress
+// records it
 // interrupted, terminates Flow, and exits 0 within the hosts' 5 s window.
 func TestServeSIGTERM(t *testing.T) {
 	t.Parallel()

@@ -15,8 +15,8 @@ import (
 
 // TestServeStdoutPurity runs the real binary over stdio with bundles that
 // fail to load, a missing Flow and bad input, and checks that every stdout
-// line is one JSON-RPC message and that stdin EOF exits 0 (mcp-surface.md
-// §1.2, §13.1). It talks to the server one request at a time.
+// line is one JSON-RPC message and that stdin EOF exits 0 (docs/mcp.md,
+// Streams). It talks to the server one request at a time.
 func TestServeStdoutPurity(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -128,7 +128,8 @@ func toJSON(v any) string {
 	return string(b)
 }
 
-// TestServeOversizeFrame is §13.12 on the real binary: a 5 MiB request with
+// TestServeOversizeFrame (docs/mcp.md, Bounded frames) on the real binary: a
+// 5 MiB request with
 // its id first gets a -32600 reply with that id, the preceding initialize
 // reply is not lost, and the process exits 1 with the documented stderr line.
 func TestServeOversizeFrame(t *testing.T) {
