@@ -104,10 +104,16 @@ func (s *Server) runCall(ctx context.Context, c *toolCall, w *workflow, flat map
 	if err != nil {
 		return nil, fail(CodeFlowNotFound)
 	}
-	// 6. reserve: publish the binding, then write the running record
+	// 6. reserve: the run is known to this server before its key is bound
+	// (an identical call that finds the binding waits on it in memory),
+	// then the binding is published and the running record written
 	runID := flowrun.NewRunID()
+	lr := s.runs.reserve(runID, w)
 	if ra.idem != "" {
 		err := s.bindings.Publish(ra.idem, runstore.Binding{Digest: digest, RunID: runID, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+		if err != nil {
+			s.runs.abandon(lr)
+		}
 		if errors.Is(err, fs.ErrExist) {
 			// A concurrent identical call won the race: this one replays.
 			if out, f, hit := s.replayBound(ctx, c, ra.idem, digest); hit {
@@ -120,13 +126,13 @@ func (s *Server) runCall(ctx context.Context, c *toolCall, w *workflow, flat map
 	}
 	c.audit.RunID = &runID
 	// 7–8. the parameter file and the spawn belong to the run manager
-	if _, err := s.runs.start(runID, ra, flow); err != nil {
+	if err := s.runs.start(lr, ra, flow); err != nil {
 		// The record could not be written, so nothing was spawned; a key
-		// bound above stays bound forever (§7.2).
+		// bound above stays bound forever.
 		return nil, fail(CodeInternalError)
 	}
-	// 9. wait, then R
-	return s.waitAndProject(ctx, c, runID, false)
+	// 9. wait for the run's own answer, then R
+	return s.project(c, s.runs.waitRun(ctx, c.req, lr, s.runWait()), false)
 }
 
 // runArguments applies §5.6's argument rules to a run call: flat holds the
@@ -218,7 +224,7 @@ func (s *Server) replayBound(ctx context.Context, c *toolCall, key, digest strin
 	t := true
 	c.audit.Replayed = &t
 	c.audit.RunID = &b.RunID
-	out, f = s.waitAndProject(ctx, c, b.RunID, true)
+	out, f = s.project(c, s.runs.wait(ctx, c.req, b.RunID, s.runWait()), true)
 	return out, f, true
 }
 
@@ -243,10 +249,12 @@ func (s *Server) admitRun(w *workflow) *failure {
 	return nil
 }
 
-// waitAndProject waits up to --run-wait for the run to be terminal, then
-// builds R.
-func (s *Server) waitAndProject(ctx context.Context, c *toolCall, runID string, replayed bool) (any, *failure) {
-	r := s.runs.wait(ctx, c.req, runID, time.Duration(s.opts.RunWait)*time.Second)
+// runWait is --run-wait.
+func (s *Server) runWait() time.Duration { return time.Duration(s.opts.RunWait) * time.Second }
+
+// project builds R from a run's record after its wait (nil: the run has
+// no record, internal_error).
+func (s *Server) project(c *toolCall, r *runstore.File, replayed bool) (any, *failure) {
 	if r == nil {
 		return nil, fail(CodeInternalError)
 	}

@@ -35,7 +35,9 @@ type liveRun struct {
 	start    time.Time
 	done     chan struct{}
 	doneOnce sync.Once
-	cancel   context.CancelFunc
+	// ctx is the run's own context: shutdown cancels it, a request never.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu  sync.Mutex
 	rec *runstore.File
@@ -67,38 +69,67 @@ func newRunManager(s *Server) *runManager {
 // endWaits ends every pending run-tool and get_run_report wait (§12).
 func (m *runManager) endWaits() { m.stopOnce.Do(func() { close(m.stopWait) }) }
 
-// start writes the running record and spawns the run (§7.2 steps 6–8). It
-// returns an error only when the record could not be written (nothing
-// spawned).
-func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, error) {
-	s := m.s
+// reserve makes runID a live run of this server before anything about it
+// is published: an identical call that finds its idempotency binding then
+// waits on it in memory. The run is started with [runManager.start], or
+// given up with [runManager.abandon].
+func (m *runManager) reserve(runID string, wf *workflow) *liveRun {
 	now := time.Now()
-	r := &runstore.File{
-		SchemaVersion: 1, RunID: runID, WorkflowID: ra.wf.id, BaseWorkflowID: ra.wf.baseID,
-		BundleContentDigest: ra.wf.contentDigest, Owner: s.instance, StartedAt: now.UTC().Format(time.RFC3339Nano),
-		Phase: runstore.PhaseRunning,
-	}
-	if err := s.state.WriteRecord(r); err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	lr := &liveRun{id: runID, wf: ra.wf, start: now, done: make(chan struct{}), rec: r, cancel: cancel}
+	lr := &liveRun{id: runID, wf: wf, start: now, done: make(chan struct{}), ctx: ctx, cancel: cancel, rec: &runstore.File{
+		SchemaVersion: 1, RunID: runID, WorkflowID: wf.id, BaseWorkflowID: wf.baseID,
+		BundleContentDigest: wf.contentDigest, Owner: m.s.instance, StartedAt: now.UTC().Format(time.RFC3339Nano),
+		Phase: runstore.PhaseRunning,
+	}}
 	m.mu.Lock()
-	if m.closing {
-		m.mu.Unlock()
-		cancel()
-		m.finish(lr, interrupted, nil)
-		return lr, nil
-	}
-	m.live[runID] = lr
+	defer m.mu.Unlock()
 	m.wg.Add(1)
-	m.mu.Unlock()
+	if !m.closing {
+		m.live[runID] = lr
+	}
+	return lr
+}
 
+// abandon gives up a reserved run that was never started: it leaves the
+// live set with no record, so its waiters answer with none.
+func (m *runManager) abandon(lr *liveRun) {
+	lr.cancel()
+	lr.mu.Lock()
+	lr.rec = nil
+	lr.mu.Unlock()
+	m.leave(lr)
+	m.wg.Done()
+}
+
+// start writes the running record of a reserved run and starts Flow in the
+// run's own goroutine: the run belongs to the manager, not to the request
+// that started it, so a cancelled wait never stops it. The goroutine ends
+// in [runManager.finish], which freezes the outcome and closes lr.done:
+// that is how every waiter learns the answer. start returns an error only
+// when the record could not be written (nothing was started; the run is
+// abandoned).
+func (m *runManager) start(lr *liveRun, ra *runArgs, flow []string) error {
+	s := m.s
+	if err := lr.persist(s.state); err != nil {
+		m.abandon(lr)
+		return err
+	}
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		// Shutdown began after the reservation: the run is interrupted
+		// before anything starts.
+		lr.cancel()
+		m.finish(lr, interrupted, nil)
+		m.wg.Done()
+		return nil
+	}
 	req := flowrun.Request{
 		Flow:      flow,
 		BundleDir: ra.wf.dir,
 		RunsDir:   s.prep.runsDir,
-		RunID:     runID,
+		RunID:     lr.id,
 		ParamsDir: s.state.ParamsDir(),
 		Params:    ra.params,
 		URL:       s.opts.URL,
@@ -109,14 +140,12 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 		Timeout:   time.Duration(s.opts.Timeout * float64(time.Second)),
 		Started: func(p flowrun.Process) {
 			lr.mu.Lock()
+			defer lr.mu.Unlock()
 			if lr.rec.Phase != runstore.PhaseRunning {
-				lr.mu.Unlock()
 				return
 			}
 			lr.rec.PID, lr.rec.PGID, lr.rec.LeaderStart = p.PID, p.PGID, p.StartTime
-			c := *lr.rec
-			lr.mu.Unlock()
-			_ = s.state.WriteRecord(&c)
+			_ = s.state.WriteRecord(lr.rec)
 		},
 	}
 	if ra.url != nil {
@@ -128,11 +157,11 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 	}
 	go func() {
 		defer m.wg.Done()
-		defer cancel()
-		res := s.runner.Run(ctx, req)
+		defer lr.cancel()
+		res := s.runner.Run(lr.ctx, req)
 		// The stderr tail is on disk before the record turns terminal, so a
 		// terminal run's tail is there to read.
-		if err := s.state.WriteStderrTail(runID, res.StderrKept); err != nil {
+		if err := s.state.WriteStderrTail(lr.id, res.StderrKept); err != nil {
 			s.log.Warn("a run's stderr tail could not be kept")
 		}
 		o := outcomeOf(res)
@@ -141,7 +170,30 @@ func (m *runManager) start(runID string, ra *runArgs, flow []string) (*liveRun, 
 		}
 		m.finish(lr, o, &res)
 	}()
-	return lr, nil
+	return nil
+}
+
+// persist writes lr's record while it is still running. Every write of a
+// live run's record holds lr.mu, so a running copy never overwrites a
+// frozen one.
+func (lr *liveRun) persist(st *runstore.State) error {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if lr.rec.Phase != runstore.PhaseRunning {
+		return nil
+	}
+	return st.WriteRecord(lr.rec)
+}
+
+// record is a copy of lr's record (nil for an abandoned run).
+func (lr *liveRun) record() *runstore.File {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if lr.rec == nil {
+		return nil
+	}
+	c := *lr.rec
+	return &c
 }
 
 // finish ends a run with outcome o and Flow's result res (nil when no child
@@ -168,9 +220,9 @@ func (m *runManager) freeze(lr *liveRun, o runstore.Outcome, res *flowrun.Result
 		lr.rec.ExitCode = res.ExitCode
 		lr.froze = true
 	}
-	rec := *lr.rec
+	err := s.state.WriteRecord(lr.rec)
 	lr.mu.Unlock()
-	if err := s.state.WriteRecord(&rec); err != nil {
+	if err != nil {
 		s.log.Warn("a run record could not be written")
 	}
 	s.auditRunEnd(lr.wf.id, lr.id, string(o.Status), time.Since(lr.start))
@@ -191,8 +243,16 @@ func (m *runManager) drop(lr *liveRun) {
 		}
 		m.finishedMu.Unlock()
 	}
+	m.leave(lr)
+}
+
+// leave takes lr out of the live set and closes lr.done, which answers
+// every waiter.
+func (m *runManager) leave(lr *liveRun) {
 	m.mu.Lock()
-	delete(m.live, lr.id)
+	if m.live[lr.id] == lr {
+		delete(m.live, lr.id)
+	}
 	m.mu.Unlock()
 	lr.doneOnce.Do(func() { close(lr.done) })
 }
@@ -214,10 +274,7 @@ func (m *runManager) endedRun(runID string) *liveRun {
 // one (nil when there is none).
 func (m *runManager) record(runID string) *runstore.File {
 	if lr := m.get(runID); lr != nil {
-		lr.mu.Lock()
-		defer lr.mu.Unlock()
-		c := *lr.rec
-		return &c
+		return lr.record()
 	}
 	return m.s.state.Record(runID)
 }
@@ -246,75 +303,126 @@ func (m *runManager) shutdown() {
 	}
 }
 
-// wait waits for a run to become terminal, for at most d, sending progress
-// when the request carries a token, and returns its current record (nil
-// when it has none).
+// wait waits up to d for run runID to become terminal and returns its
+// record (nil when it has none). A run of this server is waited for in
+// memory ([runManager.waitRun]); a run of another server through its record.
 func (m *runManager) wait(ctx context.Context, req *mcp.CallToolRequest, runID string, d time.Duration) *runstore.File {
-	s := m.s
+	if lr := m.get(runID); lr != nil {
+		return m.waitRun(ctx, req, lr, d)
+	}
+	r := m.s.state.Record(runID)
+	if r != nil && (r.Phase == runstore.PhaseTerminal || r.Owner == m.s.instance) {
+		// A run of this server that is not live has ended (its record is
+		// frozen before it leaves the live set).
+		return r
+	}
+	return m.waitOther(ctx, req, runID, d)
+}
+
+// waitRun waits up to d for a run of this server to end, sending progress
+// when the request carries a token. The answer is lr's own record: the
+// run's goroutine froze it before closing lr.done.
+func (m *runManager) waitRun(ctx context.Context, req *mcp.CallToolRequest, lr *liveRun, d time.Duration) *runstore.File {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
-	var token any
-	if req != nil && req.Params != nil {
-		token = req.Params.GetProgressToken()
-	}
-	tick := time.NewTicker(orDefault(testOnlyRunProgressEvery, progressEvery))
-	defer tick.Stop()
-	poll := time.NewTicker(250 * time.Millisecond)
-	defer poll.Stop()
-	var lastProgress float64 = -1
-	missingSince := time.Now()
+	p := m.progress(ctx, req)
+	defer p.stop()
 	for {
-		lr := m.get(runID)
-		var done <-chan struct{}
-		if lr != nil {
-			done = lr.done
-		} else {
-			r := s.state.Record(runID)
-			switch {
-			case r == nil && time.Since(missingSince) > recordGrace:
-				return nil
-			case r == nil:
-				// A concurrent identical call published the binding but has
-				// not written the record yet: poll briefly.
-			case r.Phase == runstore.PhaseTerminal:
-				return r
-			}
-		}
 		select {
-		case <-done:
-			return m.record(runID)
-		case <-poll.C:
-			continue
-		case <-tick.C:
-			if token != nil && req.Session != nil {
-				p := float64(int(time.Since(m.startedAt(runID)).Seconds()))
-				if p <= lastProgress {
-					p = lastProgress + 1
-				}
-				lastProgress = p
-				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: token, Progress: p, Total: s.opts.Timeout, Message: msgProgress,
-				})
-			}
+		case <-lr.done:
+			return lr.record()
+		case <-p.tick:
+			p.send(lr.start)
 		case <-deadline.C:
-			return m.record(runID)
+			return lr.record()
 		case <-ctx.Done():
-			return m.record(runID)
+			return lr.record()
 		case <-m.stopWait:
-			return m.record(runID)
+			return lr.record()
 		}
 	}
 }
 
-// startedAt is when a run started, for progress.
-func (m *runManager) startedAt(runID string) time.Time {
-	if lr := m.get(runID); lr != nil {
-		return lr.start
-	}
-	if r := m.s.state.Record(runID); r != nil {
-		if t, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
-			return t
+// waitOther waits up to d for the run of another server (an idempotency
+// replay, or get_run_report's wait_ms) through its record, which only
+// that server's process writes: this wait polls the file. A record that
+// is not there yet (the other server published the binding but has not
+// written the record) is waited for at most recordGrace.
+func (m *runManager) waitOther(ctx context.Context, req *mcp.CallToolRequest, runID string, d time.Duration) *runstore.File {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	p := m.progress(ctx, req)
+	defer p.stop()
+	poll := time.NewTicker(250 * time.Millisecond)
+	defer poll.Stop()
+	missingSince := time.Now()
+	var r *runstore.File
+	for {
+		r = m.s.state.Record(runID)
+		switch {
+		case r == nil && time.Since(missingSince) > recordGrace:
+			return nil
+		case r != nil && r.Phase == runstore.PhaseTerminal:
+			return r
+		}
+		select {
+		case <-poll.C:
+		case <-p.tick:
+			started := time.Now()
+			if r != nil {
+				if t, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
+					started = t
+				}
+			}
+			p.send(started)
+		case <-deadline.C:
+			return m.s.state.Record(runID)
+		case <-ctx.Done():
+			return m.s.state.Record(runID)
+		case <-m.stopWait:
+			return m.s.state.Record(runID)
 		}
 	}
-	return time.Now()
+}
+
+// progressSender sends a run wait's progress notifications: every
+// progressEvery when the request carries a progress token (tick is nil
+// otherwise), the seconds since the run started, strictly increasing.
+type progressSender struct {
+	ctx    context.Context
+	req    *mcp.CallToolRequest
+	token  any
+	total  float64
+	ticker *time.Ticker
+	tick   <-chan time.Time
+	last   float64
+}
+
+func (m *runManager) progress(ctx context.Context, req *mcp.CallToolRequest) *progressSender {
+	p := &progressSender{ctx: ctx, req: req, total: m.s.opts.Timeout, last: -1}
+	if req != nil && req.Params != nil && req.Session != nil {
+		p.token = req.Params.GetProgressToken()
+	}
+	if p.token != nil {
+		p.ticker = time.NewTicker(orDefault(testOnlyRunProgressEvery, progressEvery))
+		p.tick = p.ticker.C
+	}
+	return p
+}
+
+func (p *progressSender) send(started time.Time) {
+	v := float64(int(time.Since(started).Seconds()))
+	if v <= p.last {
+		v = p.last + 1
+	}
+	p.last = v
+	_ = p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: p.token, Progress: v, Total: p.total, Message: msgProgress,
+	})
+}
+
+func (p *progressSender) stop() {
+	if p.ticker != nil {
+		p.ticker.Stop()
+	}
 }

@@ -113,18 +113,8 @@ func (t *framedTransport) waitIdle(d time.Duration) {
 	t.mu.Lock()
 	c := t.conn
 	t.mu.Unlock()
-	if c == nil {
-		return
-	}
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		c.pmu.Lock()
-		n := c.npending
-		c.pmu.Unlock()
-		if n == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if c != nil {
+		c.waitAnswered(d)
 	}
 }
 
@@ -171,7 +161,7 @@ func (c *framedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return it.msg, nil
 		}
 		c.endInput()
-		c.waitPending()
+		c.waitAnswered(withholdLimit)
 		return nil, it.err
 	}
 }
@@ -187,19 +177,21 @@ func (c *framedConn) endInput() {
 	}
 }
 
-// waitPending blocks until every delivered call has been answered, the
-// connection is closed, or withholdLimit has passed.
-func (c *framedConn) waitPending() {
-	deadline := time.Now().Add(withholdLimit)
-	timer := time.AfterFunc(withholdLimit, func() {
+// waitAnswered blocks until every delivered call has been answered, the
+// connection is closed, or limit has passed. Write and Close signal the
+// condition; a timer signals the limit.
+func (c *framedConn) waitAnswered(limit time.Duration) {
+	expired := false
+	timer := time.AfterFunc(limit, func() {
 		c.pmu.Lock()
+		expired = true
 		c.cond.Broadcast()
 		c.pmu.Unlock()
 	})
 	defer timer.Stop()
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
-	for c.npending > 0 && time.Now().Before(deadline) && !c.isClosed() {
+	for c.npending > 0 && !expired && !c.isClosed() {
 		c.cond.Wait()
 	}
 }
