@@ -61,7 +61,7 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 }
 
 // BenchmarkServeReadRoundTrip is one get_workflow call through Serve's own
-// framed stdio transport (pipes, no go-sdk client): the frame parse, the
+// stdio transport (pipes, no go-sdk client): the frame parse, the
 // go-sdk dispatch, the tool middleware and the result encoding, as a real
 // client sees them. bench/servebench times the same path as a process.
 func BenchmarkServeReadRoundTrip(b *testing.B) {

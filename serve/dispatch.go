@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
+	"github.com/OpenAdaptAI/openadapt-agent/serve/internal/stdio"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,7 +55,7 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			f := unknownTool(name, s.opts.AllowRun)
 			if f == nil {
 				s.writeAudit(ctr.Session, rec, start, true)
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgUnknownTool}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: stdio.MsgUnknownTool}
 			}
 			res := failed(rec, f)
 			s.writeAudit(ctr.Session, rec, start, true)
@@ -203,7 +204,7 @@ func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler 
 		indented := indentJSON(compactJSON)
 		// The frame carries both copies, the text one escaped as a JSON
 		// string (quotes and newlines double); keep it under 4 MiB (§12).
-		if len(compactJSON)+2*len(indented)+1024 > MaxFrameBytes {
+		if len(compactJSON)+2*len(indented)+1024 > stdio.MaxFrameBytes {
 			return failed(rec, fail(CodeResultTooLarge)), nil
 		}
 		if !validates(output, compactJSON) {

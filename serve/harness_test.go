@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -383,4 +384,22 @@ func (c *wireLogConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *wireLogConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.log("write", msg)
 	return c.Connection.Write(ctx, msg)
+}
+
+// syncBuffer is a goroutine-safe output sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

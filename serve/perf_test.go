@@ -7,17 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
+	"github.com/OpenAdaptAI/openadapt-agent/serve/internal/stdio"
 )
 
-// rawSession drives a server over the framed transport with raw frames.
+// rawSession drives a server over the stdio transport with raw frames.
 type rawSession struct {
 	t    *testing.T
 	in   *io.PipeWriter
@@ -26,13 +24,19 @@ type rawSession struct {
 	id   int
 }
 
-// rawConnect connects s.mcp over tr (whose in/out it sets to pipes) and
-// completes initialize.
-func rawConnect(t *testing.T, s *Server, tr *framedTransport) *rawSession {
+// rawConnect connects s.mcp over a stdio transport on pipes and completes
+// initialize. With asServe the transport is the server's own connection,
+// as Serve makes it (tools/list pages pre-encoded); without, it is any
+// other stdio session, whose pages the SDK encodes.
+func rawConnect(t *testing.T, s *Server, asServe bool) *rawSession {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	tr.in, tr.out = inR, outW
+	tr := &stdio.Transport{In: inR, Out: outW}
+	if asServe {
+		tr.Rewritable = []string{"tools/list"}
+		s.conn.Store(tr)
+	}
 	ss, err := s.mcp.Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -99,10 +103,9 @@ func (r *rawSession) listAll() []string {
 }
 
 // TestToolsListPreEncoded: Serve's transport writes tools/list pages from
-// bytes encoded once per page (issue 12), and those replies are byte for
-// byte the ones the go-sdk writes when it encodes the page itself (a
-// transport without the page cache), for every page of a paged list, in
-// both protocol eras. No sentinel ever reaches the wire.
+// bytes encoded once per page, and those replies are byte for byte the
+// ones the go-sdk writes when it encodes the page itself (a session that
+// is not Serve's), for every page of a paged list, in both protocol eras.
 func TestToolsListPreEncoded(t *testing.T) {
 	testOnlyMaxListBytes = 1 // pages of 5 tools
 	defer func() { testOnlyMaxListBytes = 0 }()
@@ -117,13 +120,13 @@ func TestToolsListPreEncoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	cached := rawConnect(t, s, &framedTransport{sessionID: s.pages.sessionID(), expand: s.pages.expand}).listAll()
-	plain := rawConnect(t, s, &framedTransport{}).listAll()
+	cached := rawConnect(t, s, true).listAll()
+	plain := rawConnect(t, s, false).listAll()
 	if len(cached) < 4 {
 		t.Fatalf("want at least 3 pages, got %d replies", len(cached))
 	}
-	if len(s.pages.arrays) != len(cached)-1 {
-		t.Fatalf("%d pages encoded for %d distinct pages", len(s.pages.arrays), len(cached)-1)
+	if s.pages.npages != len(cached)-1 {
+		t.Fatalf("%d pages encoded for %d distinct pages", s.pages.npages, len(cached)-1)
 	}
 	if len(cached) != len(plain) {
 		t.Fatalf("%d replies with the cache, %d without", len(cached), len(plain))
@@ -132,9 +135,6 @@ func TestToolsListPreEncoded(t *testing.T) {
 		if cached[i] != plain[i] {
 			t.Fatalf("reply %d differs:\ncached %.300s\nsdk    %.300s", i, cached[i], plain[i])
 		}
-		if strings.Contains(cached[i], `\u0000`) || strings.Contains(cached[i], s.pages.nonce) {
-			t.Fatalf("reply %d carries the sentinel: %.300s", i, cached[i])
-		}
 		if !strings.Contains(cached[i], `"inputSchema":{"type":"object"`) {
 			t.Fatalf("reply %d has no raw schema: %.300s", i, cached[i])
 		}
@@ -142,143 +142,31 @@ func TestToolsListPreEncoded(t *testing.T) {
 	// A 2026-07-28 request (per-request _meta) gets the server identity in
 	// the result's _meta; the page is still the cached one, spliced after it.
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	a := rawConnect(t, s, &framedTransport{sessionID: s.pages.sessionID(), expand: s.pages.expand}).call("tools/list", "{"+meta+"}")
-	b := rawConnect(t, s, &framedTransport{}).call("tools/list", "{"+meta+"}")
+	pages := s.pages.npages
+	a := rawConnect(t, s, true).call("tools/list", "{"+meta+"}")
+	b := rawConnect(t, s, false).call("tools/list", "{"+meta+"}")
 	if a != b {
 		t.Fatalf("2026-07-28 reply differs:\ncached %.300s\nsdk    %.300s", a, b)
 	}
-	if strings.Contains(a, `\u0000`) {
-		t.Fatalf("2026-07-28 reply carries the sentinel: %.300s", a)
+	if s.pages.npages != pages {
+		t.Fatal("the 2026-07-28 page was encoded again")
 	}
 }
 
-// TestExpandLeavesOtherResults: only a result ending in this server's
-// sentinel is rewritten; a tool result that merely looks like one, another
-// server's sentinel, or an index out of range are written as they are.
-func TestExpandLeavesOtherResults(t *testing.T) {
-	var p toolPages
-	p.init()
-	p.arrays = [][]byte{[]byte(`[{"name":"x"}]`)}
-	own := func(i string) []byte {
-		return []byte(`{"tools":[{"inputSchema":null,"name":"\u0000` + p.nonce + `-` + i + `"}]}`)
-	}
-	if got := string(bytes.Join(p.expand(own("0")), nil)); got != `{"tools":[{"name":"x"}]}` {
-		t.Fatalf("own sentinel: %s", got)
-	}
-	var other toolPages
-	other.init()
-	for _, in := range [][]byte{
-		own("1"), own("01"), own("-0"), own("x"),
-		[]byte(`{"tools":[{"inputSchema":null,"name":"\u0000` + other.nonce + `-0"}]}`),
-		[]byte(`{"content":[],"structuredContent":{"name":"x"}}`),
-		[]byte(`{"tools":[]}`),
+// TestSpliceTools: a result the SDK encoded with an empty tools array gets
+// the page in its place; any other result is written as it is.
+func TestSpliceTools(t *testing.T) {
+	page := []byte(`[{"name":"x"}]`)
+	for in, want := range map[string]string{
+		`{"nextCursor":"c","tools":[]}`:          `{"nextCursor":"c","tools":[{"name":"x"}]}`,
+		`{"_meta":{"a":1},"ttlMs":0,"tools":[]}`: `{"_meta":{"a":1},"ttlMs":0,"tools":[{"name":"x"}]}`,
+		`{"tools":[{"name":"y"}]}`:               `{"tools":[{"name":"y"}]}`,
+		`{"content":[],"isError":false}`:         `{"content":[],"isError":false}`,
 	} {
-		if got := p.expand(in); len(got) != 1 || !bytes.Equal(got[0], in) {
-			t.Fatalf("%s rewritten to %s", in, got)
+		if got := string(bytes.Join(spliceTools([]byte(in), page), nil)); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
-}
-
-// TestFastMessageMatchesSDK: every frame the one-parse path decodes is
-// decoded to the same request by the go-sdk's jsonrpc.DecodeMessage, and
-// frames outside its plain shape are left to DecodeMessage. One Doc serves
-// every frame, as on the read loop.
-func TestFastMessageMatchesSDK(t *testing.T) {
-	fast := []string{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
-		`{"jsonrpc":"2.0","id":123456789012345,"method":"tools/call","params":{"name":"get_workflow","arguments":{"workflow":"workflow_0123"}}}`,
-		`{"jsonrpc":"2.0","id":"abc-1","method":"ping"}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":null,"method":"x","params":{"a":[[[]]]}}`,
-		` { "params" : { "a" : 1 } , "method" : "m" , "id" : 0 , "jsonrpc" : "2.0" } `,
-		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"s":"a\"b\\c\u00e9"}}}`,
-		// Valid UTF-8 is strict-checked by pyjson: no repair question.
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"é"}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}}`,
-	}
-	slow := []string{
-		`{"jsonrpc":"2.0","id":1.5,"method":"m"}`,
-		`{"jsonrpc":"2.0","id":-1,"method":"m"}`,
-		`{"jsonrpc":"2.0","id":1e3,"method":"m"}`,
-		`{"jsonrpc":"2.0","id":1234567890123456,"method":"m"}`,
-		`{"jsonrpc":"2.0","id":"a\u0062","method":"m"}`,
-		`{"jsonrpc":"2.0","id":1,"method":"t\u006fols/list"}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":null}`,
-		`{"jsonrpc":"2.0","id":1,"result":{}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}}`,
-		// What encoding/json reads its own way goes to the SDK's decoder.
-		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":1,"k":2}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800"}}`,
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"\xff\"}}",
-		`{"jsonrpc":"2.0","id":1,"method":"m","extra":1}`,
-	}
-	var d pyjson.Doc
-	for _, f := range append(fast, slow...) {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(f), &m); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, ok := jsonRPCShape(m); !ok {
-			t.Fatalf("%s: not JSON-RPC shaped", f)
-		}
-		got := fastMessage(&d, []byte(f))
-		if (got != nil) != slices.Contains(fast, f) {
-			t.Fatalf("%.80s: fast path %v", f, got != nil)
-		}
-		if got != nil {
-			sameAsSDK(t, []byte(f), got)
-		}
-		checkFastDifferential(t, []byte(f))
-	}
-	// The request does not share the reader's buffer.
-	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`)
-	got := fastMessage(&d, line)
-	copy(line, strings.Repeat("x", len(line)))
-	if got == nil || string(got.Params) != `{"a":1}` || got.Method != "m" {
-		t.Fatalf("%+v", got)
-	}
-}
-
-func sameAsSDK(t testing.TB, frame []byte, got *jsonrpc.Request) {
-	t.Helper()
-	want, err := jsonrpc.DecodeMessage(frame)
-	if err != nil {
-		t.Fatalf("%s: fast path decoded a frame the SDK refuses: %v", frame, err)
-	}
-	w, ok := want.(*jsonrpc.Request)
-	if !ok {
-		t.Fatalf("%s: the SDK decodes a %T", frame, want)
-	}
-	if w.ID != got.ID || w.Method != got.Method || !bytes.Equal(w.Params, got.Params) {
-		t.Fatalf("%s: fast %#v / %#v / %s, SDK %#v / %#v / %s", frame, got.ID.Raw(), got.Method, got.Params, w.ID.Raw(), w.Method, w.Params)
-	}
-}
-
-// FuzzFastMessage: whatever the one-parse path decodes, encoding/json
-// accepts as a JSON-RPC frame and the SDK decodes the same; and it agrees
-// with the hand-written scan it replaced.
-func FuzzFastMessage(f *testing.F) {
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"m","params":{"a":"\u00e9"}}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","method":"n"}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800","t":"é"}}`))
-	var d pyjson.Doc
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		if got := fastMessage(&d, frame); got != nil {
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(frame, &m); err != nil {
-				t.Fatalf("fast path took a frame encoding/json refuses: %v", err)
-			}
-			if _, ok := jsonRPCShape(m); !ok {
-				t.Fatal("fast path took a frame that is not JSON-RPC shaped")
-			}
-			sameAsSDK(t, frame, got)
-		}
-		checkFastDifferential(t, frame)
-	})
 }
 
 // TestInvalidResultNeverSent: a result that does not validate against its

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+	"github.com/OpenAdaptAI/openadapt-agent/serve/internal/stdio"
 )
 
 // runEnv is an env with one Demo Triage bundle (params note and scenario)
@@ -606,7 +607,7 @@ func TestResultTooLarge(t *testing.T) {
 		t.Fatalf("%.200v", r)
 	}
 	for _, l := range strings.Split(s.out(), "\n") {
-		if len(l) > MaxFrameBytes {
+		if len(l) > stdio.MaxFrameBytes {
 			t.Fatalf("frame of %d bytes", len(l))
 		}
 	}

@@ -8,11 +8,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+	"github.com/OpenAdaptAI/openadapt-agent/serve/internal/stdio"
 )
 
 // Server is one governed MCP server instance: its catalog, run manager,
@@ -30,6 +32,8 @@ type Server struct {
 	results validatedResults // dispatch.go
 	pages   toolPages        // tools/list pages, pre-encoded (tools.go)
 	mcp     *mcp.Server
+	// conn is Serve's stdio connection, once Serve has started.
+	conn atomic.Pointer[stdio.Transport]
 
 	audit *auditLog
 	runs  *runManager
@@ -237,7 +241,8 @@ func (s *Server) Close() {
 // cancellation, and an error wrapping [ErrFrameTooLarge] when an oversized
 // frame ended the session.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &framedTransport{in: in, out: out, onInputEnd: s.runs.endWaits, sessionID: s.pages.sessionID(), expand: s.pages.expand}
+	t := &stdio.Transport{In: in, Out: out, OnInputEnd: s.runs.endWaits, Rewritable: []string{"tools/list"}}
+	s.conn.Store(t)
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		s.Close()
@@ -252,19 +257,24 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-done:
 	case <-ctx.Done():
 		// Every pending wait answers at once; give delivered requests up to
-		// 2 s to be written, then close (§1.7 step 1).
+		// 2 s to be written, then close (docs/mcp.md "Shutdown").
 		s.runs.endWaits()
-		t.waitIdle(withholdLimit)
+		t.WaitIdle(stdio.WithholdLimit)
 		ss.Close()
 		<-done
 	}
 	s.Close()
-	if t.oversized() {
+	if t.Oversized() {
 		fmt.Fprintln(s.stderr, "serve: an inbound frame exceeded 4 MiB; session closed")
 		return ErrFrameTooLarge
 	}
 	return nil
 }
+
+// ErrFrameTooLarge is returned by [Server.Serve] when an inbound frame
+// exceeded 4 MiB and ended the session (after every delivered request was
+// answered).
+var ErrFrameTooLarge = stdio.ErrFrameTooLarge
 
 // resolveFlow splits --flow-cli and resolves its program (§7.2 step 5).
 func (s *Server) resolveFlow() ([]string, error) {

@@ -3,8 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -329,30 +327,46 @@ func (l *lazyResolved) get() *jsonschema.Resolved {
 }
 
 // listTools is the tools/list middleware: the go-sdk lists tools sorted by
-// name, while the registration order of §4.2 is the contract, and the SDK
-// holds placeholders where the wire carries each tool's exact schema bytes.
+// name, while the registration order is the contract (docs/mcp.md "Tools
+// and their order"), and the SDK holds placeholders where the wire carries
+// each tool's exact schema bytes.
 //
-// On a session of Serve's own transport the page is written from bytes
-// encoded once per page (issue 12): the SDK gets a one-tool sentinel page
-// to encode and the transport puts the cached page in its place
-// (toolPages.expand). Any other session (in-process transports) gets the
-// same page for the SDK to encode; TestToolsListPreEncoded pins that both
-// give the same bytes.
+// On Serve's own stdio connection the page is written from bytes encoded
+// once per page: the SDK encodes the result with an empty tools array and
+// the transport writes the cached page in its place ([stdio.Transport.Rewrite]).
+// Any other session (in-process transports) gets the same page for the SDK
+// to encode; TestToolsListPreEncoded pins that both give the same bytes.
 func (s *Server) listTools(req mcp.Request, res mcp.Result, err error) (mcp.Result, error) {
 	lr, ok := res.(*mcp.ListToolsResult)
 	if !ok || err != nil {
 		return res, err
 	}
-	var sentinel *mcp.Tool
-	if sess := req.GetSession(); sess != nil && s.pages.ours(sess.ID()) {
-		sentinel = s.pages.sentinel(lr.Tools, s.wireTools)
+	if t := s.conn.Load(); t != nil {
+		if page := s.pages.page(lr.Tools, s.wireTools); page != nil && t.Rewrite(req, func(result []byte) [][]byte {
+			return spliceTools(result, page)
+		}) {
+			lr.Tools = []*mcp.Tool{}
+			return res, nil
+		}
 	}
-	if sentinel != nil {
-		lr.Tools = []*mcp.Tool{sentinel}
-	} else {
-		lr.Tools = s.wireTools(lr.Tools)
-	}
+	lr.Tools = s.wireTools(lr.Tools)
 	return res, err
+}
+
+// emptyToolsTail is how the go-sdk's encoding of a tools/list result with
+// an empty tools array ends: tools is the last member of the result.
+const emptyToolsTail = `"tools":[]}`
+
+// spliceTools is the reply of a tools/list result the SDK encoded with an
+// empty tools array: its bytes up to the array, the pre-encoded page and
+// the closing brace.
+func spliceTools(result, page []byte) [][]byte {
+	head, ok := bytes.CutSuffix(result, []byte(emptyToolsTail))
+	if !ok {
+		// Unreachable while the SDK encodes tools last (TestToolsListPreEncoded).
+		return [][]byte{result}
+	}
+	return [][]byte{head, []byte(`"tools":`), page, {'}'}}
 }
 
 // wireTools is a page as the wire carries it: the SDK's page of tools in
@@ -377,14 +391,12 @@ func (s *Server) wireTools(page []*mcp.Tool) []*mcp.Tool {
 }
 
 // toolPages holds the tools/list pages encoded once each (the tool set
-// never changes after start: listChanged is false), for Serve's transport.
+// never changes after start: listChanged is false), for Serve's stdio
+// connection.
 type toolPages struct {
-	once  sync.Once
-	nonce string // the session id of Serve's transport; never on the wire
-
 	mu     sync.Mutex
-	byKey  map[string]int // page identity (its tool names) -> index
-	arrays [][]byte       // the encoded "tools" array of each page
+	byKey  map[string][]byte // page identity (its tool names) -> the encoded "tools" array
+	npages int
 	// compact holds each distinct raw schema as encoding/json writes a
 	// json.RawMessage (compacted), by its bytes: 1,000 run tools share a
 	// few schemas, so each is compacted once and then copied.
@@ -471,90 +483,29 @@ func (p *toolPages) compacted(raw json.RawMessage) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (p *toolPages) init() {
-	p.once.Do(func() {
-		var b [16]byte
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-		p.nonce = "openadapt-" + hex.EncodeToString(b[:])
-	})
-}
-
-// sessionID is the session id Serve's transport reports.
-func (p *toolPages) sessionID() string {
-	p.init()
-	return p.nonce
-}
-
-// ours reports whether a session id is that of Serve's transport.
-func (p *toolPages) ours(id string) bool {
-	p.init()
-	return id == p.nonce
-}
-
-// sentinelName is the name of the sentinel tool that stands for page i. It
-// starts with a NUL byte, which no tool name holds (§4.2 names are ASCII
-// word characters), and carries the nonce, which never reaches the wire.
-func (p *toolPages) sentinelName(i int) string {
-	return "\x00" + p.nonce + "-" + strconv.Itoa(i)
-}
-
-// sentinel returns the sentinel tool of the SDK's page, encoding the page
-// the first time it is listed; nil when it cannot be encoded (the caller
-// then lets the SDK encode the page).
-func (p *toolPages) sentinel(page []*mcp.Tool, wire func([]*mcp.Tool) []*mcp.Tool) *mcp.Tool {
+// page returns the encoded "tools" array of the SDK's page, encoding the
+// page the first time it is listed; nil when it cannot be encoded (the
+// caller then lets the SDK encode the page).
+func (p *toolPages) page(sdkPage []*mcp.Tool, wire func([]*mcp.Tool) []*mcp.Tool) []byte {
 	var kb strings.Builder
-	for _, t := range page {
+	for _, t := range sdkPage {
 		kb.WriteString(t.Name)
 		kb.WriteByte(0)
 	}
 	key := kb.String()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i, ok := p.byKey[key]
-	if !ok {
-		arr, err := p.encodePage(wire(page))
-		if err != nil {
-			return nil
-		}
-		if p.byKey == nil {
-			p.byKey = map[string]int{}
-		}
-		i = len(p.arrays)
-		p.arrays = append(p.arrays, arr)
-		p.byKey[key] = i
+	if arr, ok := p.byKey[key]; ok {
+		return arr
 	}
-	return &mcp.Tool{Name: p.sentinelName(i)}
-}
-
-// expand is the transport's half: a result that ends with a sentinel page
-// is returned as three parts, the result up to its "tools" member, the
-// cached page and the closing brace; any other result as itself.
-// The sentinel tool encodes as {"inputSchema":null,"name":"\u0000<nonce>-<i>"}
-// and "tools" is the last member of a tools/list result.
-func (p *toolPages) expand(result []byte) [][]byte {
-	const tail = `"}]}`
-	asIs := [][]byte{result}
-	if !bytes.HasSuffix(result, []byte(tail)) || p.nonce == "" {
-		return asIs
+	arr, err := p.encodePage(wire(sdkPage))
+	if err != nil {
+		return nil
 	}
-	marker := `"tools":[{"inputSchema":null,"name":"\u0000` + p.nonce + "-"
-	at := bytes.LastIndex(result, []byte(marker))
-	if at < 0 {
-		return asIs
+	if p.byKey == nil {
+		p.byKey = map[string][]byte{}
 	}
-	digits := result[at+len(marker) : len(result)-len(tail)]
-	i, err := strconv.Atoi(string(digits))
-	if err != nil || strconv.Itoa(i) != string(digits) {
-		return asIs
-	}
-	p.mu.Lock()
-	var arr []byte
-	if i >= 0 && i < len(p.arrays) {
-		arr = p.arrays[i]
-	}
-	p.mu.Unlock()
-	if arr == nil {
-		return asIs
-	}
-	return [][]byte{result[:at+len(`"tools":`)], arr, {'}'}}
+	p.byKey[key] = arr
+	p.npages++
+	return arr
 }

@@ -1,4 +1,4 @@
-package serve
+package stdio
 
 import (
 	"bufio"
@@ -6,8 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -58,7 +61,7 @@ func runTransport(t *testing.T, input io.Reader) ([]string, bool) {
 	// always pending at EOF (no sleep decides that).
 	inputEnded := make(chan struct{})
 	var endOnce sync.Once
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{Logger: sdkLogger(io.Discard)})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		select {
 		case <-inputEnded:
@@ -67,7 +70,7 @@ func runTransport(t *testing.T, input io.Reader) ([]string, bool) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	})
 	out := &syncBuffer{}
-	tr := &framedTransport{in: input, out: out, onInputEnd: func() { endOnce.Do(func() { close(inputEnded) }) }}
+	tr := &Transport{In: input, Out: out, OnInputEnd: func() { endOnce.Do(func() { close(inputEnded) }) }}
 	ss, err := srv.Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +91,7 @@ func runTransport(t *testing.T, input io.Reader) ([]string, bool) {
 			t.Fatalf("stdout line is not one JSON-RPC message: %q", l)
 		}
 	}
-	return out.lines(), tr.oversized()
+	return out.lines(), tr.Oversized()
 }
 
 func findReply(t *testing.T, lines []string, id string) map[string]any {
@@ -193,8 +196,9 @@ func TestTransportMalformedAndInvalid(t *testing.T) {
 	}
 }
 
-// TestTransportWithholdsEOF is go-sdk#1061: a client that writes requests,
-// including a slow call, then closes stdin receives every reply.
+// TestTransportWithholdsEOF: a client that writes requests, including a
+// slow call, then closes stdin receives every reply (the go-sdk's own
+// stdio transport loses them: modelcontextprotocol/go-sdk#1061).
 func TestTransportWithholdsEOF(t *testing.T) {
 	t.Parallel()
 	in := strings.Join([]string{
@@ -212,6 +216,9 @@ func TestTransportWithholdsEOF(t *testing.T) {
 	}
 }
 
+// canary is a planted caller string that must never be echoed.
+const canary = "Jane Roe MRN-9911 sk_live_secret /private/protected/path"
+
 func TestTransportUnknownMethodNotEchoed(t *testing.T) {
 	t.Parallel()
 	in := initReq + "\n" + initializedNote + "\n" + `{"jsonrpc":"2.0","id":2,"method":"` + canary + `"}` + "\n"
@@ -221,7 +228,11 @@ func TestTransportUnknownMethodNotEchoed(t *testing.T) {
 		t.Fatalf("reply = %v", r)
 	}
 	for _, l := range lines {
-		assertNoCanary(t, "stdout", l)
+		for _, tok := range []string{canary, "Jane Roe", "MRN-9911", "sk_live_secret", "/private/protected/path"} {
+			if strings.Contains(l, tok) {
+				t.Fatalf("stdout leaks %q: %.300s", tok, l)
+			}
+		}
 	}
 }
 
@@ -293,5 +304,77 @@ func TestRecoverID(t *testing.T) {
 		if got := string(recoverID([]byte(in))); got != want {
 			t.Errorf("recoverID(%.40q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRewrite: a handler's Rewrite replaces the reply of a listed method's
+// request this transport read, and nothing else: not a method that is not
+// listed, not another transport's request, not an error reply. Every slot
+// is gone once its reply is written.
+func TestRewrite(t *testing.T) {
+	t.Parallel()
+	inR, inW := io.Pipe()
+	out := &syncBuffer{}
+	tr := &Transport{In: inR, Out: out, Rewritable: []string{"tools/list"}}
+	other := &Transport{Rewritable: []string{"tools/list"}}
+	got := make(chan string, 8)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	srv.AddTool(&mcp.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "initialize" || method == "notifications/initialized" {
+				return res, err
+			}
+			replace := func(result []byte) [][]byte {
+				return [][]byte{[]byte(`{"rewritten":`), result, []byte(`}`)}
+			}
+			if other.Rewrite(req, replace) {
+				got <- method + ": rewritten by another transport"
+			}
+			got <- fmt.Sprintf("%s: %v", method, tr.Rewrite(req, replace))
+			return res, err
+		}
+	})
+	ss, err := srv.Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{
+		initReq, initializedNote,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"not a cursor"}}`,
+	} {
+		io.WriteString(inW, l+"\n")
+	}
+	inW.Close()
+	ss.Wait()
+	close(got)
+	var calls []string
+	for c := range got {
+		calls = append(calls, c)
+	}
+	slices.Sort(calls)
+	if want := []string{"ping: false", "tools/list: true", "tools/list: true"}; !slices.Equal(calls, want) {
+		t.Fatalf("Rewrite calls %q, want %q", calls, want)
+	}
+	lines := out.lines()
+	if r := findReply(t, lines, "2"); r["result"].(map[string]any)["rewritten"] == nil {
+		t.Fatalf("tools/list reply not rewritten: %v", r)
+	}
+	if r := findReply(t, lines, "3"); r["result"].(map[string]any)["rewritten"] != nil {
+		t.Fatalf("ping reply rewritten: %v", r)
+	}
+	if r := findReply(t, lines, "4"); r["error"] == nil {
+		t.Fatalf("bad cursor: %v", r)
+	}
+	c := tr.current()
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if len(c.slotsByID) != 0 || len(c.slotsByExtra) != 0 {
+		t.Fatalf("slots left: %d %d", len(c.slotsByID), len(c.slotsByExtra))
 	}
 }
