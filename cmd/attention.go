@@ -10,21 +10,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // `openadapt-agent attention`: the local operator's terminal path for
-// attended decisions (issue 13 item 6; flow-helper.md §12.6, §12.7,
-// §12.23). It reads the same PHI-safe projection as MCP and dispatches
-// through the same embedded helper and Flow's own checks. A typed
+// attended decisions (docs/attended.md, "The terminal path"). It reads the
+// same PHI-safe projection as MCP and decides through the same procedure
+// (attention.Decider), the embedded helper and Flow's own checks. A typed
 // confirmation on the controlling terminal records decided_by "human";
 // --yes (reject, teach, escalate only) records "automation".
 
@@ -108,7 +106,7 @@ func attentionList(io *IO, o *attentionOpts) error {
 		return withCode(codeOperandMissing, fmt.Errorf("the runs directory does not exist or is not a plain directory: %s", root))
 	}
 	// A read-only view refuses a runs or state folder others could plant
-	// runs in, and never tightens it (issue 10 leftover; runs.go).
+	// runs in, and never tightens it (as `runs` does).
 	var unsafe *runstore.UnsafeDirError
 	if err := runstore.CheckRunsDir(root); errors.As(err, &unsafe) {
 		return unsafeRunsDirError(unsafe)
@@ -191,45 +189,54 @@ func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id s
 	if err != nil {
 		return usageError(err)
 	}
+	req := attention.Request{AttentionID: id, Action: action, IdempotencyKey: o.key}
 	// A same-key retry of a journaled decision replays it, before any
 	// confirmation or live session: nothing is dispatched.
-	if done, err := attentionReplay(ctx, st, o, root, action, id); done {
-		return err
+	if o.key != "" {
+		if done, err := attentionReplay(ctx, st, o, root, req); done {
+			return err
+		}
 	}
 	if live && o.config == "" {
 		return usageErrorf("attention %s needs --config: it runs in the live application session", action)
 	}
-	it, err := attention.Get(root, id)
+	if req.IdempotencyKey == "" {
+		req.IdempotencyKey = "attention-cli-" + randHex(16)
+	}
+	hs := &attentionHelper{io: st, o: o, root: root}
+	defer hs.close()
+	d := attention.Decider{RunsRoot: root, Start: hs.start}
+	res, err := d.Decide(ctx, req, func(ctx context.Context, it attention.Item) (string, error) {
+		return attentionConfirm(ctx, st, o, hs, action, it)
+	})
 	if err != nil {
-		fmt.Fprintln(st.Err, "openadapt-agent: error: no current Needs Attention item has that id")
-		return errCheckFailed
+		return err
 	}
-	if it.Capability == nil || !slices.Contains(it.Capability.AllowedActions, action) {
-		fmt.Fprintf(st.Err, "openadapt-agent: error: the current capability does not allow %s\n", action)
-		return errCheckFailed
-	}
+	return reportDecision(st, action, req.IdempotencyKey, res)
+}
+
+// attentionConfirm asks for the typed confirmation on the controlling
+// terminal (or takes --yes), after starting the helper and, for a live
+// action, its live session: the person completes the paused task in the
+// browser it opened before confirming.
+func attentionConfirm(ctx context.Context, st *IO, o *attentionOpts, hs *attentionHelper, action string, it attention.Item) (string, error) {
 	// Without --yes the typed confirmation needs the controlling terminal:
 	// check it before starting anything.
 	var tty io.ReadWriteCloser
 	if !o.yes {
+		var err error
 		if tty, err = openTTY(); err != nil {
-			return usageErrorf("a typed confirmation needs a controlling terminal (/dev/tty); reject, teach and escalate also accept --yes")
+			return "", usageErrorf("a typed confirmation needs a controlling terminal (/dev/tty); reject, teach and escalate also accept --yes")
 		}
 		defer tty.Close()
 	}
 	fmt.Fprintf(st.Err, "item %s: %s (%s)\n  %s\n  next: %s\n  allowed: %s\n", it.ID, it.Category, it.Status, it.Headline, it.NextAction,
 		strings.Join(it.Capability.AllowedActions, ", "))
-
-	op, err := flowhelper.Operator()
-	if err != nil || op == "" {
-		return usageError(errors.New(flowhelper.MsgOperator))
+	if _, err := hs.start(ctx); err != nil {
+		return "", err
 	}
-	h, err := startAttentionHelper(ctx, st, o, root, op)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	if live {
+	h := hs.h
+	if flowhelper.IsLive(action) {
 		cfg, _ := filepath.Abs(o.config)
 		req := flowhelper.DeploymentRequest{DeploymentConfig: cfg, Headed: o.headed}
 		if o.url != "" {
@@ -238,134 +245,115 @@ func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id s
 		info, err := h.CheckDeployment(ctx, req)
 		switch {
 		case err != nil:
-			return usageErrorf("the deployment config could not be read: %s", o.config)
+			return "", usageErrorf("the deployment config could not be read: %s", o.config)
 		case info.BackendKind == "web" && !info.URLPresent:
-			return usageErrorf("the live session needs the application URL: set deployment.backend.url in --config or pass --url")
+			return "", usageErrorf("the live session needs the application URL: set deployment.backend.url in --config or pass --url")
 		case info.BackendKind == "web" && !info.Headed:
-			return usageErrorf("the live session needs a visible browser: set deployment.backend.headed: true in --config or pass --headed")
+			return "", usageErrorf("the live session needs a visible browser: set deployment.backend.headed: true in --config or pass --headed")
 		}
 		if _, err := h.OpenService(ctx, req); err != nil {
-			return usageErrorf("the attended live session could not be started; see the protected local log %s", h.LogPath)
+			return "", usageErrorf("the attended live session could not be started; see the protected local log %s", h.LogPath)
 		}
 		if action == "continue" {
 			fmt.Fprintln(st.Err, "Complete the paused task yourself in the browser window OpenAdapt opened, then confirm below.")
 		}
 	}
-	decidedBy := "automation"
-	if !o.yes {
-		fmt.Fprintf(tty, "Type %q to confirm %s of item %s: ", action, action, it.ID)
-		line, _ := bufio.NewReader(tty).ReadString('\n')
-		if strings.TrimRight(line, "\r\n") != action {
-			fmt.Fprintln(st.Err, "openadapt-agent: not confirmed; nothing was dispatched")
-			return errCheckFailed
-		}
-		decidedBy = "human"
+	if o.yes {
+		return attention.DecidedByAutomation, nil
 	}
-	// Re-check the digest after the confirmation (mcp-surface.md §9.1 step 7).
-	again, err := attention.Get(root, id)
-	if err != nil || again.Capability == nil || again.Capability.Digest != it.Capability.Digest {
-		fmt.Fprintln(st.Err, "openadapt-agent: error: the item changed while you confirmed; nothing was dispatched; list it again")
-		return errCheckFailed
+	fmt.Fprintf(tty, "Type %q to confirm %s of item %s: ", action, action, it.ID)
+	line, _ := bufio.NewReader(tty).ReadString('\n')
+	if strings.TrimRight(line, "\r\n") != action {
+		fmt.Fprintln(st.Err, "openadapt-agent: not confirmed; nothing was dispatched")
+		return "", errCheckFailed
 	}
-	key := o.key
-	if key == "" {
-		key = "attention-cli-" + randHex(16)
-	}
-	var dec flowhelper.Decision
-	if action == "reconcile" {
-		dec, err = h.Reconcile(ctx, flowhelper.ReconcileRequest{Target: flowhelper.Target{RunsRoot: root, AttentionID: id, CapabilityDigest: it.Capability.Digest, IdempotencyKey: key}, DecidedBy: decidedBy, Operator: op})
-	} else {
-		dec, err = h.Act(ctx, flowhelper.ActRequest{RunsRoot: root, AttentionID: id, CapabilityDigest: it.Capability.Digest,
-			IdempotencyKey: key, Action: action, Disposition: flowhelper.Dispositions[action], DecidedBy: decidedBy, Operator: op})
-	}
-	return reportDecision(st, action, key, dec, err)
+	return attention.DecidedByHuman, nil
 }
 
-// startAttentionHelper starts the embedded helper for root's runs with the
-// durable-authority database the server recorded there (flow-helper.md
-// §12.24): only that journal accepts decisions on the server's pauses.
-func startAttentionHelper(ctx context.Context, st *IO, o *attentionOpts, root, op string) (*flowhelper.Helper, error) {
-	env := flowrun.ChildEnv(attentionEnviron(), nil)
-	state := filepath.Join(root, ".openadapt-agent")
-	if p := flowhelper.ReadAuthorityRecord(ctx, state); p != "" {
-		wd, _ := os.Getwd()
-		if flowhelper.AuthorityDB(env, wd) != p {
-			fmt.Fprintln(st.Err, "using the durable-authority database that serve recorded for this runs directory (OPENADAPT_DURABLE_AUTHORITY_DB or HOME differs here)")
-		}
-		env = flowhelper.WithAuthorityDB(env, p)
-	}
-	interp, err := flowhelper.FindPython(o.flowPython, "openadapt-flow", envOf(env, "PATH"))
-	if err != nil {
-		return nil, usageError(err)
-	}
-	h, err := flowhelper.Start(ctx, flowhelper.Config{Interpreter: interp, StateDir: state,
-		Instance: "attention-" + randHex(8), Env: env, Operator: op})
-	if err != nil {
-		return nil, usageError(err)
-	}
-	return h, nil
+// attentionHelper starts the embedded helper for root's runs on first use,
+// with the durable-authority database the server recorded there: only that
+// journal accepts decisions on the server's pauses.
+type attentionHelper struct {
+	io   *IO
+	o    *attentionOpts
+	root string
+	h    *flowhelper.Helper
 }
 
-// attentionReplay is the terminal's replay after close (flow-helper.md §6,
-// §11.1 Q2): a retry with --idempotency-key of a decision Flow journaled
-// for this item and action, byte-identical (same key, action, disposition,
-// capability digest), returns that decision through attended.replay, even
-// after the item closed or the server that decided it stopped. Nothing is
-// dispatched, so nothing is confirmed. It reports false when the key has
-// no such decision.
-func attentionReplay(ctx context.Context, st *IO, o *attentionOpts, root, action, id string) (bool, error) {
-	if o.key == "" {
-		return false, nil
-	}
-	dir, ok := attention.RunDir(root, id)
-	if !ok {
-		return false, nil
-	}
-	j, ok := flowhelper.LastJournaled(ctx, dir, o.key)
-	if !ok || j.Action != action || !j.Replayable(action, j.CapabilityDigest, o.key) {
-		return false, nil
+func (a *attentionHelper) start(ctx context.Context) (attention.Helper, error) {
+	if a.h != nil {
+		return a.h, nil
 	}
 	op, err := flowhelper.Operator()
 	if err != nil || op == "" {
-		return true, usageError(errors.New(flowhelper.MsgOperator))
+		return nil, usageError(errors.New(flowhelper.MsgOperator))
 	}
-	h, err := startAttentionHelper(ctx, st, o, root, op)
+	h, err := flowhelper.Launch(ctx, flowhelper.LaunchOptions{
+		FlowPython: a.o.flowPython, Environ: attentionEnviron(),
+		RecordedAuthority: true,
+		AuthorityNotice: func() {
+			fmt.Fprintln(a.io.Err, "using the durable-authority database that serve recorded for this runs directory (OPENADAPT_DURABLE_AUTHORITY_DB or HOME differs here)")
+		},
+		StateDir: filepath.Join(a.root, ".openadapt-agent"), Instance: "attention-" + randHex(8), Operator: op,
+	})
 	if err != nil {
-		return true, err
+		return nil, usageError(err)
 	}
-	defer h.Close()
-	dec, err := h.Replay(ctx, flowhelper.ReplayRequest{Target: flowhelper.Target{RunsRoot: root, AttentionID: id, CapabilityDigest: j.CapabilityDigest, IdempotencyKey: o.key}, Action: action, Disposition: flowhelper.Dispositions[action]})
-	var he *flowhelper.Error
-	if errors.As(err, &he) && (he.Reason == "no_prior_decision" || he.Reason == "attention_not_found") {
-		return false, nil
-	}
-	if err == nil {
-		fmt.Fprintln(st.Err, "replayed the journaled decision for this idempotency key; nothing was dispatched")
-	}
-	return true, reportDecision(st, action, o.key, dec, err)
+	a.h = h
+	return h, nil
 }
 
-func reportDecision(io *IO, action, key string, dec flowhelper.Decision, err error) error {
-	var he *flowhelper.Error
-	var te *flowhelper.TransportError
+func (a *attentionHelper) close() {
+	if a.h != nil {
+		_, _ = a.h.Close()
+	}
+}
+
+// attentionReplay is the terminal's replay (docs/attended.md, "Replay
+// after close"): a retry with --idempotency-key of a decision Flow
+// journaled for this item and action returns that decision, even after the
+// item closed or the server that decided it stopped. Nothing is
+// dispatched, so nothing is confirmed. It reports false when the key has
+// no such decision.
+func attentionReplay(ctx context.Context, st *IO, o *attentionOpts, root string, req attention.Request) (bool, error) {
+	hs := &attentionHelper{io: st, o: o, root: root}
+	defer hs.close()
+	d := attention.Decider{RunsRoot: root, Start: hs.start}
+	res, ok, err := d.Replay(ctx, req)
+	if !ok || err != nil {
+		return ok, err
+	}
+	if res.Kind == attention.Decided || res.Kind == attention.Malformed {
+		fmt.Fprintln(st.Err, "replayed the journaled decision for this idempotency key; nothing was dispatched")
+	}
+	return true, reportDecision(st, req.Action, req.IdempotencyKey, res)
+}
+
+// reportDecision prints a decision's result: the decision on stdout, or
+// one error line naming what happened to the request and what to do.
+func reportDecision(io *IO, action, key string, res attention.Result) error {
 	switch {
-	case err == nil && dec.Check(action) == nil:
-		fmt.Fprintf(io.Out, "decision %s: %s (idempotency key %s)\n", dec.DecisionID, dec.Status, key)
-		if dec.Status == "refused" || dec.Status == "halted" {
+	case res.Kind == attention.Decided:
+		fmt.Fprintf(io.Out, "decision %s: %s (idempotency key %s)\n", res.Decision.DecisionID, res.Decision.Status, key)
+		if res.Decision.Status == "refused" || res.Decision.Status == "halted" {
 			return errCheckFailed
 		}
 		return nil
-	case errors.As(err, &he) && (he.Kind == flowhelper.KindRefused || he.Kind == flowhelper.KindBusy):
+	case res.Kind == attention.NotFound:
+		fmt.Fprintln(io.Err, "openadapt-agent: error: no current Needs Attention item has that id")
+	case res.Kind == attention.NotAllowed:
+		fmt.Fprintf(io.Err, "openadapt-agent: error: the current capability does not allow %s\n", action)
+	case res.Kind == attention.Stale:
+		fmt.Fprintln(io.Err, "openadapt-agent: error: the item changed while you confirmed; nothing was dispatched; list it again")
+	case res.Kind == attention.Refused, res.Kind == attention.OperatorRefused, res.Kind == attention.PauseNotFound, res.Kind == attention.Busy:
 		fmt.Fprintf(io.Err, "openadapt-agent: error: Flow refused the %s; nothing was done (details in the protected local log)\n", action)
-		return errCheckFailed
-	case errors.As(err, &he) && !he.Dispatched && he.Kind != flowhelper.KindUncertain:
+	case res.Kind == attention.Failed && !res.Dispatched:
 		fmt.Fprintf(io.Err, "openadapt-agent: error: the %s could not be dispatched; nothing was done (details in the protected local log)\n", action)
-		return errCheckFailed
-	case errors.As(err, &te) && !te.Written:
+	case res.Kind == attention.Unavailable:
 		fmt.Fprintf(io.Err, "openadapt-agent: error: the Flow helper stopped before the %s was sent; nothing was done\n", action)
-		return errCheckFailed
+	default: // Uncertain, Malformed, or a failure after Flow's execute may have run
+		fmt.Fprintf(io.Err, "openadapt-agent: error: delivery of the %s is uncertain (idempotency key %s); do not retry: run `openadapt-agent attention reconcile` for this item\n", action, key)
 	}
-	fmt.Fprintf(io.Err, "openadapt-agent: error: delivery of the %s is uncertain (idempotency key %s); do not retry: run `openadapt-agent attention reconcile` for this item\n", action, key)
 	return errCheckFailed
 }
 
@@ -385,14 +373,4 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func envOf(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if strings.HasPrefix(kv, name+"=") {
-			v = kv[len(name)+1:]
-		}
-	}
-	return v
 }
