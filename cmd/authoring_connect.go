@@ -42,8 +42,8 @@ var errNoAuthoringSession = errors.New("openadapt_flow.authoring is not availabl
 var testOnlyOpenSession func(ctx context.Context, o authoringOpts) (authoring.Session, func(), error)
 
 // openAuthoringSession starts the Flow helper in a private 0700 temporary
-// directory (flow-helper.md §12.18), probes openadapt_flow.authoring and
-// opens the session; the recording is kept in
+// directory of the per-user state directory, probes
+// openadapt_flow.authoring and opens the session; the recording is kept in
 // <per-user state>/authoring/<instance>.
 func openAuthoringSession(ctx context.Context, o authoringOpts) (authoring.Session, func(), error) {
 	words, err := flowrun.SplitCommand(o.flowCLI)
@@ -55,14 +55,9 @@ func openAuthoringSession(ctx context.Context, o authoringOpts) (authoring.Sessi
 			return nil, nil, usageErrorf("--pass-env %q is not an environment variable name", n)
 		}
 	}
-	env := flowrun.ChildEnv(os.Environ(), o.passEnv)
-	interp, err := flowhelper.FindPython(o.flowPython, words[0], envValue(env, "PATH"))
-	if err != nil {
-		return nil, nil, usageError(err)
-	}
-	// The session's backend (flow-helper.md §12.2): from --config, read by
-	// the helper with Flow's loader (--url/--headed override it), else
-	// --url's fresh browser or the local window.
+	// The session's backend: from --config, read by the helper with Flow's
+	// loader (--url/--headed override it), else --url's fresh browser or the
+	// local window (docs/authoring.md, "Configuration").
 	var url *string
 	if o.url != "" {
 		url = &o.url
@@ -110,8 +105,9 @@ func openAuthoringSession(ctx context.Context, o authoringOpts) (authoring.Sessi
 	}
 	tmp := root.Join(tmpRel)
 	sess, err := authoring.Open(ctx, authoring.OpenOptions{
-		Interpreter: interp, StateDir: tmp, Instance: instance, Env: env, DeploymentConfig: config,
-		BackendKind: backend, URL: url, Headed: o.headed, OutDir: root.Join(outRel),
+		Helper: flowhelper.LaunchOptions{FlowCommand: words, FlowPython: o.flowPython, Environ: os.Environ(), PassEnv: o.passEnv,
+			StateDir: tmp, Instance: instance},
+		DeploymentConfig: config, BackendKind: backend, URL: url, Headed: o.headed, OutDir: root.Join(outRel),
 	})
 	if err != nil {
 		var ue *authoring.UnavailableError
@@ -138,16 +134,6 @@ func openAuthoringSession(ctx context.Context, o authoringOpts) (authoring.Sessi
 	fmt.Fprintf(o.stderr, "authoring connect: authoring session open (%s backend); the recording stays in %s\n", sess.Info.BackendKind, root.Join(outRel))
 	keepRoot = true
 	return sess, func() { sess.Close(); _ = root.RemoveAll(tmpRel); root.Close() }, nil
-}
-
-func envValue(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-			v = val
-		}
-	}
-	return v
 }
 
 // testOnlyTerminal, when set by tests, replaces the controlling terminal.
@@ -212,7 +198,7 @@ func runAuthoringConnect(ctx context.Context, io *IO, o authoringOpts, arg strin
 		}
 		raw = strings.TrimRight(line, "\r\n")
 	}
-	// 1. The link, before anything else (mailbox.md §1).
+	// 1. The link, before anything else (docs/mailbox.md, "The runner link").
 	link, err := mailbox.ParseLink(raw, os.Getenv(mailbox.OriginEnv))
 	if err != nil {
 		return withHint(usageError(err), "paste the whole link the chat app gave you: openadapt://runner?pack=…&bind=oab_…&origin=https://openadapt.ai")
@@ -229,7 +215,7 @@ func runAuthoringConnect(ctx context.Context, io *IO, o authoringOpts, arg strin
 	}
 	defer closer.Close()
 	// 3. The local authoring session, probed before the one-time token is
-	// spent (flow-helper.md §12.18).
+	// spent (docs/mailbox.md, "Before the claim").
 	open := openAuthoringSession
 	if testOnlyOpenSession != nil {
 		open = testOnlyOpenSession

@@ -18,8 +18,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/tutorial"
 )
 
-// newTutorialCmd is `tutorial` with its one subcommand, `prepare`
-// (flow-helper.md §12.21).
+// newTutorialCmd is `tutorial` with its one subcommand, `prepare`, which
+// builds Flow's synthetic MockMed bundle ahead of serve's tutorial mode.
 func newTutorialCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "tutorial",
@@ -107,26 +107,17 @@ func runTutorialPrepare(ctx context.Context, io *IO, o tutorialPrepareOptions) e
 			policy = abs
 		}
 	}
-	env := flowrun.ChildEnv(os.Environ(), o.passEnv)
-	interp, err := flowhelper.FindPython(o.flowPython, words[0], os.Getenv("PATH"))
-	if err != nil {
-		return helperStartError(err)
-	}
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
 	}
 	instance := hex.EncodeToString(id[:])
-	h, err := flowhelper.Start(ctx, flowhelper.Config{Interpreter: interp, StateDir: state, Instance: instance, Env: env})
+	h, err := flowhelper.Launch(ctx, flowhelper.LaunchOptions{FlowCommand: words, FlowPython: o.flowPython, CheckRunVersion: true,
+		Environ: os.Environ(), PassEnv: o.passEnv, StateDir: state, Instance: instance})
 	if err != nil {
 		return helperStartError(err)
 	}
 	defer func() { _, _ = h.Close() }()
-	if o.flowPython != "" {
-		if err := flowhelper.CheckRunVersion(ctx, words, env, "", h.Hello().FlowVersion); err != nil {
-			return helperStartError(err)
-		}
-	}
 	// The helper does not forward cancellation, so a signal closes it
 	// (its process group, browser included, is terminated) and the pending
 	// request fails. A half-built bundle is never reused: prepared.json is
@@ -160,8 +151,8 @@ func runTutorialPrepare(ctx context.Context, io *IO, o tutorialPrepareOptions) e
 	return nil
 }
 
-// helperStartError prints the exact §2.1 message of a helper that could not
-// start (paths there are operator configuration) and fails with exit 1.
+// helperStartError is the exact operator message of a helper that could
+// not start (paths there are operator configuration); it fails with exit 1.
 func helperStartError(err error) error {
 	var se *flowhelper.StartError
 	if errors.As(err, &se) {

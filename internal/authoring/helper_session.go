@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
@@ -12,18 +11,16 @@ import (
 
 // OpenOptions start the Flow helper and open its authoring session.
 type OpenOptions struct {
-	Interpreter flowhelper.Interpreter
-	StateDir    string // the helper's staging and protected log (0700)
-	Instance    string
-	Env         []string  // the child environment (flowrun.ChildEnv)
-	Mirror      io.Writer // --allow-protected-export: helper lines also here
-	OnDead      func()
+	// Helper starts the helper ([flowhelper.Launch]): which Flow, its
+	// environment, and its private state folder (0700: the staged program
+	// and the protected log).
+	Helper flowhelper.LaunchOptions
 
-	// The session (flow-helper.md §12.2): with DeploymentConfig (absolute)
-	// the helper reads the backend kind, URL and headed flag from it with
-	// Flow's loader, URL and Headed being --url/--headed overrides and
-	// BackendKind empty; without it, BackendKind, URL and Headed are the
-	// session's (see [Backend]).
+	// The session (docs/authoring.md, "Configuration"): with
+	// DeploymentConfig (absolute) the helper reads the backend kind, URL and
+	// headed flag from it with Flow's loader, URL and Headed being
+	// --url/--headed overrides and BackendKind empty; without it,
+	// BackendKind, URL and Headed are the session's (see [Backend]).
 	DeploymentConfig string
 	BackendKind      string  // web, macos, linux, windows, rdp, citrix
 	URL              *string // web only
@@ -94,7 +91,7 @@ type HelperSession struct {
 // the installed Flow has a usable openadapt_flow.authoring, and the Flow
 // version. The helper is closed before Probe returns.
 func Probe(ctx context.Context, o OpenOptions) (available bool, flowVersion string, err error) {
-	h, err := flowhelper.Start(ctx, helperConfig(o))
+	h, err := flowhelper.Launch(ctx, o.Helper)
 	if err != nil {
 		return false, "", err
 	}
@@ -103,13 +100,13 @@ func Probe(ctx context.Context, o OpenOptions) (available bool, flowVersion stri
 	return ok, h.Hello().FlowVersion, err
 }
 
-// Open starts the helper (flow-helper.md §2.1), probes
-// openadapt_flow.authoring (step e) and opens the session with
+// Open starts the helper ([flowhelper.Launch]), probes
+// openadapt_flow.authoring and opens the session with
 // authoring.open. Startup failures keep the helper's exact operator message
 // ([*flowhelper.StartError]); a Flow without the module gives an
 // [*UnavailableError]. On any error the helper is closed.
 func Open(ctx context.Context, o OpenOptions) (*HelperSession, error) {
-	h, err := flowhelper.Start(ctx, helperConfig(o))
+	h, err := flowhelper.Launch(ctx, o.Helper)
 	if err != nil {
 		return nil, err
 	}
@@ -122,12 +119,11 @@ func Open(ctx context.Context, o OpenOptions) (*HelperSession, error) {
 	return sess, nil
 }
 
-// OpenOn probes openadapt_flow.authoring on a running helper (flow-helper.md
-// §2.1 step e) and opens the session. It never closes h: the caller owns it.
-// A Flow without the module gives an [*UnavailableError]; a deployment
-// config that cannot be read or lacks what the backend needs gives a
-// [*ConfigError] (its Config is the absolute path: callers put back what the
-// person typed).
+// OpenOn probes openadapt_flow.authoring on a running helper and opens the
+// session. It never closes h: the caller owns it. A Flow without the
+// module gives an [*UnavailableError]; a deployment config that cannot be
+// read or lacks what the backend needs gives a [*ConfigError] (its Config is
+// the absolute path: callers put back what the person typed).
 func OpenOn(ctx context.Context, h *flowhelper.Helper, req flowhelper.AuthoringOpenRequest) (*HelperSession, error) {
 	ok, err := h.ProbeAuthoring(ctx)
 	if err == nil && !ok {
@@ -152,11 +148,6 @@ func OpenOn(ctx context.Context, h *flowhelper.Helper, req flowhelper.AuthoringO
 		return nil, fmt.Errorf("%w: the authoring session could not be opened; see the protected local log", ErrUnavailable)
 	}
 	return &HelperSession{h: h, Info: info}, nil
-}
-
-func helperConfig(o OpenOptions) flowhelper.Config {
-	return flowhelper.Config{Interpreter: o.Interpreter, StateDir: o.StateDir, Instance: o.Instance,
-		Env: o.Env, Mirror: o.Mirror, OnDead: o.OnDead}
 }
 
 // Helper is the running helper (for its Done channel and log path).

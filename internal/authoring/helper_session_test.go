@@ -13,7 +13,6 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/authoringstub"
 )
 
@@ -32,8 +31,8 @@ func newStub(t *testing.T, mode, backend string, vars ...string) *stub {
 		t.Fatal(err)
 	}
 	s.opts = authoring.OpenOptions{
-		Interpreter: flowhelper.Interpreter{Path: s.Python}, StateDir: state, Instance: "authoring-test",
-		Env:         flowrun.ChildEnv(append(os.Environ(), s.Vars...), authoringstub.PassEnv),
+		Helper: flowhelper.LaunchOptions{FlowPython: s.Python, StateDir: state, Instance: "authoring-test",
+			Environ: append(os.Environ(), s.Vars...), PassEnv: authoringstub.PassEnv},
 		BackendKind: backend, OutDir: filepath.Join(s.Root, "out"),
 	}
 	if backend == "web" {

@@ -9,14 +9,13 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/realflow"
 )
 
 var realFlowSkip = realflow.SkipMessage("authoring: real-Flow contract test")
 
 // Against real Flow 1.32.0 the session fails closed with the dependency
-// error (flow-helper.md §12.1): 1.32 has no openadapt_flow.authoring.
+// error: 1.32 has no openadapt_flow.authoring.
 func TestRealFlowAuthoringFailsClosed(t *testing.T) {
 	rf := realflow.Load(t, realFlowSkip)
 	T, err := filepath.EvalSymlinks(t.TempDir())
@@ -27,10 +26,10 @@ func TestRealFlowAuthoringFailsClosed(t *testing.T) {
 	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	env := flowrun.ChildEnv(append(os.Environ(), "HOME="+filepath.Join(T, "home")), nil)
 	_, err = authoring.Open(context.Background(), authoring.OpenOptions{
-		Interpreter: flowhelper.Interpreter{Path: rf.FlowPython}, StateDir: state, Instance: "realflow-authoring",
-		Env: env, BackendKind: "linux", OutDir: filepath.Join(T, "out"),
+		Helper: flowhelper.LaunchOptions{FlowPython: rf.FlowPython, StateDir: state, Instance: "realflow-authoring",
+			Environ: append(os.Environ(), "HOME="+filepath.Join(T, "home"))},
+		BackendKind: "linux", OutDir: filepath.Join(T, "out"),
 	})
 	var ue *authoring.UnavailableError
 	if !errors.As(err, &ue) || err.Error() != "openadapt_flow.authoring is not available with openadapt-flow "+rf.FlowVersion {

@@ -151,7 +151,7 @@ type Options struct {
 var errFlowVersion = errors.New("flow --version did not succeed")
 
 // MinFlowVersion is the Flow release this agent's contracts were written
-// against (shared/spec/flow-run.md: Flow 1.32.0).
+// against: Flow 1.32.0.
 const MinFlowVersion = "1.32.0"
 
 // Run performs every check and returns the report. It never fails as a
@@ -159,7 +159,7 @@ const MinFlowVersion = "1.32.0"
 func Run(ctx context.Context, env Env, opts Options, version string) *Report {
 	env = withDefaults(env)
 	if opts.RunsDir == "" {
-		// serve's default (round2-decisions.md 3): absolute, so it works
+		// serve's default runs folder: absolute, so it works
 		// from any folder. Without a home folder it cannot be known.
 		opts.RunsDir = env.DefaultRunsDir
 		if opts.RunsDir == "" {

@@ -15,8 +15,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
-// The Flow-side helper checks (issue 13 item 7; flow-helper.md §2.1, §2.2,
-// §12.25): Flow's interpreter found as serve finds it, the helper
+// The Flow-side helper checks (docs/helper.md, "Startup"): Flow's
+// interpreter found as serve finds it (flowhelper.Launch), the helper
 // handshake (start, hello, version pin, close), the deployment config
 // through the read-only deployment.check op (no browser), and authoring
 // availability through authoring.probe, all on one short-lived helper.
@@ -85,11 +85,9 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 		py.Message = "not checked: --flow-cli is not a command"
 		return notChecked("no Flow Python interpreter")
 	}
-	env := flowrun.ChildEnv(helperEnviron(), nil)
-	interp, err := flowhelper.FindPython(o.FlowPython, words[0], pathOf(env))
-	if err != nil {
+	noInterpreter := func(explicit bool) []Check {
 		py.Status = intent
-		if o.FlowPython != "" {
+		if explicit {
 			py.Message = "the --flow-python interpreter was not found"
 			py.Fix = "pass --flow-python the Python that runs Flow: a program on PATH or an absolute path"
 		} else {
@@ -98,11 +96,13 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 		}
 		return notChecked("no Flow Python interpreter")
 	}
-	py.Status = OK
-	if o.FlowPython != "" {
-		py.Message = "Flow's Python interpreter (--flow-python): " + interp.Path
-	} else {
-		py.Message = "Flow's Python interpreter, from the Flow command's #! line: " + interp.Path
+	interpreterFound := func(interp flowhelper.Interpreter) {
+		py.Status = OK
+		if o.FlowPython != "" {
+			py.Message = "Flow's Python interpreter (--flow-python): " + interp.Path
+		} else {
+			py.Message = "Flow's Python interpreter, from the Flow command's #! line: " + interp.Path
+		}
 	}
 
 	// A private folder in the system's temporary directory, made through a
@@ -122,13 +122,17 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 	_, _ = rand.Read(id[:])
 	op, _ := flowhelper.Operator()
 	t0 := time.Now()
-	h, err := flowhelper.Start(ctx, flowhelper.Config{Interpreter: interp, StateDir: filepath.Join(tmp, "state"),
-		Instance: "doctor-" + hex.EncodeToString(id[:]), Env: env, Operator: op})
+	h, err := flowhelper.Launch(ctx, flowhelper.LaunchOptions{FlowCommand: words, FlowPython: o.FlowPython,
+		Environ: helperEnviron(), StateDir: filepath.Join(tmp, "state"), Instance: "doctor-" + hex.EncodeToString(id[:]), Operator: op})
 	if err != nil {
 		var se *flowhelper.StartError
+		if errors.As(err, &se) && se.Stage == flowhelper.StageInterpreter {
+			return noInterpreter(o.FlowPython != "")
+		}
 		msg := "the Flow helper could not be started"
-		if errors.As(err, &se) {
+		if se != nil {
 			msg = se.Msg
+			interpreterFound(se.Interpreter)
 		}
 		r := notChecked("the Flow helper did not start")
 		r[1] = Check{ID: IDHelper, Status: intent, Message: "the Flow helper did not complete its handshake: " + msg,
@@ -136,6 +140,7 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 		return r
 	}
 	defer func() { _, _ = h.Close() }()
+	interpreterFound(h.Interpreter())
 	hl := h.Hello()
 	hc.Status = OK
 	hc.Message = fmt.Sprintf("the Flow helper started and answered hello in %.1f s: openadapt-flow %s, Python %s, protocol %d",
@@ -144,10 +149,10 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 		hc.Status = Warn
 		hc.Message += "; but the local operator identity could not be derived, so serve --allow-attended-actions will not start"
 	}
-	// d′ (flow-helper.md §2.1): with --flow-python, runs and helper must
-	// run the same Flow.
+	// With --flow-python, runs and helper must run the same Flow; a
+	// mismatch fails this check, and the others still run on the helper.
 	if o.FlowPython != "" {
-		if err := flowhelper.CheckRunVersion(ctx, words, env, "", hl.FlowVersion); err != nil {
+		if err := flowhelper.CheckRunVersion(ctx, words, h.Env(), "", hl.FlowVersion); err != nil {
 			var se *flowhelper.StartError
 			hc.Status = Fail
 			hc.Message = "the Flow helper and the Flow command disagree"
@@ -167,8 +172,8 @@ func noConfig() Check {
 		Message: "no --config given: serve --allow-attended-actions would register Reject, Teach and Escalate only (live Continue/Skip need a deployment config)"}
 }
 
-// checkDeployment is the read-only deployment.check (§12.25) with serve's
-// overrides and its §12.3 messages.
+// checkDeployment is the read-only deployment.check with serve's overrides
+// and its messages (a web backend needs a URL and a visible browser).
 func checkDeployment(ctx context.Context, h *flowhelper.Helper, o HelperOptions) Check {
 	if o.Config == "" {
 		return noConfig()
@@ -220,14 +225,4 @@ func probeAuthoring(ctx context.Context, h *flowhelper.Helper) Check {
 		c.Fix = "authoring needs a Flow release that ships openadapt_flow.authoring; everything else works without it"
 	}
 	return c
-}
-
-func pathOf(env []string) string {
-	p := ""
-	for _, kv := range env {
-		if len(kv) > 5 && kv[:5] == "PATH=" {
-			p = kv[5:]
-		}
-	}
-	return p
 }

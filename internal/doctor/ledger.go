@@ -71,8 +71,9 @@ func ledgerVerdicts(c Check, r *ledger.Result, what string, embedded bool, now t
 	}
 	unattributed := r.UnattributedRows()
 	if unattributed > 0 {
-		// Say plainly what "1 of 7 active" does not: ledger.md §15 refuses
-		// every admission query while any row is unattributed.
+		// Say plainly what "1 of 7 active" does not: the admission gate
+		// refuses every query while any row is unattributed
+		// (docs/ledger.md, "Workflow admission gate").
 		c.Message += fmt.Sprintf("; this ledger admits no workflow bundle (%d unattributed workflow row(s) refuse every admission)", unattributed)
 	}
 	switch {

@@ -71,6 +71,9 @@ type StartError struct {
 	Stage Stage
 	Msg   string
 	Err   error
+	// Interpreter is the interpreter the helper was started with, when
+	// [Launch] failed after finding it (the zero value before).
+	Interpreter Interpreter
 }
 
 func (e *StartError) Error() string { return e.Msg }

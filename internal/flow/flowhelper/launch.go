@@ -2,6 +2,7 @@ package flowhelper
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"time"
@@ -92,13 +93,22 @@ func Launch(ctx context.Context, o LaunchOptions) (*Helper, error) {
 	h, err := Start(ctx, Config{Interpreter: interp, StateDir: o.StateDir, Instance: o.Instance, Env: env,
 		Dir: o.Dir, Operator: o.Operator, Mirror: o.Mirror, OnDead: o.OnDead, Timeouts: o.Timeouts})
 	if err != nil {
-		return nil, err
+		return nil, withInterpreter(err, interp)
 	}
 	if o.CheckRunVersion && o.FlowPython != "" {
 		if err := CheckRunVersion(ctx, words, env, o.Dir, h.Hello().FlowVersion); err != nil {
 			_, _ = h.Close()
-			return nil, err
+			return nil, withInterpreter(err, interp)
 		}
 	}
 	return h, nil
+}
+
+// withInterpreter records interp in err's [*StartError].
+func withInterpreter(err error, interp Interpreter) error {
+	var se *StartError
+	if errors.As(err, &se) {
+		se.Interpreter = interp
+	}
+	return err
 }

@@ -139,6 +139,9 @@ func TestLaunchFailures(t *testing.T) {
 			if h != nil {
 				t.Error("a failed Launch returned a helper")
 			}
+			if found := se.Interpreter.Path != ""; found != (tc.stage != flowhelper.StageInterpreter) {
+				t.Errorf("interpreter %+v at stage %s", se.Interpreter, se.Stage)
+			}
 			// Nothing is left running: every started helper saw close or
 			// was killed, and its private directory is gone.
 			if _, err := os.Lstat(filepath.Join(e.state, "tmp", "helper-launch-1")); !errors.Is(err, os.ErrNotExist) {
