@@ -1,9 +1,12 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,14 +92,9 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 			}
 			res, err := skill.Emit(cmd.Context(), skill.EmitOptions{
 				Bundle: bundleDir, FromFlowSkill: fromFlowSkill, OutDir: out,
-				Flow: flow, FlowTimeout: flowTimeout, Environ: os.Environ(),
+				RunFlow:     flowEmitSkill(io, flow, flowTimeout, os.Environ()),
 				AllowLegacy: allowLegacy, AllowUnavailable: allowUnavailable, Force: force, AgentVersion: buildinfo.Version(),
 				Warn: func(msg string) { warnf(io.Err, "skill emit: %s", msg) },
-				FlowStderr: func(lines []string) {
-					for _, l := range lines {
-						fmt.Fprintf(io.Err, "flow: %s\n", oneLine(l))
-					}
-				},
 			})
 			if err != nil {
 				err = fmt.Errorf("skill emit: %w", err)
@@ -133,7 +131,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringVar(&out, "out", "", "parent folder of the emitted skill (created if missing)")
 	f.StringVar(&fromFlowSkill, "from-flow-skill", "", "wrap a folder Flow already emitted (no Flow needed)")
 	f.StringVar(&flowCLI, "flow-cli", flowrun.DefaultFlowCommand, "Flow command, split with POSIX shell quoting")
-	f.DurationVar(&flowTimeout, "flow-timeout", skill.DefaultFlowTimeout, "time limit for Flow's emit-skill")
+	f.DurationVar(&flowTimeout, "flow-timeout", defaultFlowEmitTimeout, "time limit for Flow's emit-skill")
 	f.BoolVar(&allowLegacy, "allow-legacy", false, "accept a legacy bundle without a manifest (not integrity-checked)")
 	f.BoolVar(&allowUnavailable, "allow-unavailable", false, "emit a workflow that serve lists as unavailable; the skill then names no run tool")
 	f.BoolVar(&force, "force", false, "replace a different skill already at DIR/<name> (and an existing --labels-starter FILE)")
@@ -141,4 +139,54 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	addQuietFlag(c)
 	return c
+}
+
+// defaultFlowEmitTimeout bounds Flow's emit-skill.
+const defaultFlowEmitTimeout = 2 * time.Minute
+
+// flowEmitSkill is skill emit's Flow runner: `<flow…> emit-skill BUNDLE
+// --out DIR` as a Flow child process (the allowlisted environment built
+// from environ, its own process group, stdin empty, the time limit). On a
+// timeout or a non-zero exit the last 20 lines of Flow's stderr go to the
+// terminal's stderr, each prefixed "flow: " (protected: never in JSON);
+// the error itself names only what happened.
+func flowEmitSkill(io *IO, flow []string, timeout time.Duration, environ []string) skill.FlowEmitter {
+	return func(ctx context.Context, bundleDir, outDir string) error {
+		if len(flow) == 0 {
+			flow = []string{flowrun.DefaultFlowCommand}
+		}
+		if _, err := flowrun.LookFlow(flow); err != nil {
+			return err
+		}
+		if timeout <= 0 {
+			timeout = defaultFlowEmitTimeout
+		}
+		args := append(slices.Clone(flow), "emit-skill", bundleDir, "--out", outDir)
+		exit := flowrun.Exec(ctx, flowrun.Command{Args: args, Env: flowrun.ChildEnv(environ, nil), Timeout: timeout})
+		tail := func() {
+			if exit.Stderr == "" {
+				return
+			}
+			lines := strings.Split(strings.TrimRight(exit.Stderr, "\n"), "\n")
+			if len(lines) > 20 {
+				lines = lines[len(lines)-20:]
+			}
+			for _, l := range lines {
+				fmt.Fprintf(io.Err, "flow: %s\n", oneLine(l))
+			}
+		}
+		switch {
+		case exit.Err != nil:
+			return exit.Err
+		case exit.TimedOut:
+			tail()
+			return fmt.Errorf("timed out after %s", timeout)
+		case exit.Canceled:
+			return errors.New("canceled")
+		case exit.Code != 0:
+			tail()
+			return fmt.Errorf("exit code %d", exit.Code)
+		}
+		return nil
+	}
 }

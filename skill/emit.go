@@ -9,14 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"gopkg.in/yaml.v2"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
@@ -29,13 +25,9 @@ type EmitOptions struct {
 	FromFlowSkill string
 	// OutDir receives the skill at OutDir/<name>; it is created if missing.
 	OutDir string
-	// Flow is the Flow command (split --flow-cli); default "openadapt-flow".
-	Flow []string
-	// FlowTimeout bounds Flow's emit-skill; 0 means 2 minutes.
-	FlowTimeout time.Duration
-	// Environ is the environment the Flow child's allowlisted environment is
-	// built from (os.Environ() form).
-	Environ []string
+	// RunFlow runs Flow's emit-skill for Bundle (required with Bundle); this
+	// package never starts Flow itself.
+	RunFlow FlowEmitter
 	// BundleOptions are passed to bundle.Load (tests pin the key there);
 	// by default the key comes from OPENADAPT_BUNDLE_KEY.
 	BundleOptions []bundle.Option
@@ -49,10 +41,8 @@ type EmitOptions struct {
 	Force bool
 	// AgentVersion is written into the metadata.
 	AgentVersion string
-	// Warn receives warnings; FlowStderr receives the last stderr lines of
-	// a failed Flow run (protected: print them locally, never in JSON).
-	Warn       func(string)
-	FlowStderr func(lines []string)
+	// Warn receives warnings.
+	Warn func(string)
 }
 
 // EmitResult describes an emitted skill. Every field is safe to print.
@@ -83,10 +73,16 @@ func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
 // ErrFlow is returned (wrapped) when Flow's emit-skill fails or cannot start.
 var ErrFlow = errors.New("flow emit-skill failed")
 
-// DefaultFlowTimeout bounds Flow's emit-skill.
-const DefaultFlowTimeout = 2 * time.Minute
+// FlowEmitter runs Flow's `emit-skill` for [Emit]: Flow writes the skill
+// folder of the bundle in bundleDir into outDir (both absolute; outDir is
+// an empty private folder). A nil error means Flow exited 0; Emit then
+// checks what it wrote. Any error is wrapped in [ErrFlow]: its text says
+// what happened to Flow (not found, timed out, canceled, its exit code) and
+// must not carry Flow's own output, which may hold protected data. The
+// command layer supplies one that runs openadapt-flow as a child process.
+type FlowEmitter func(ctx context.Context, bundleDir, outDir string) error
 
-// Emit wraps a Flow skill folder (spec/skills.md §2): it verifies the bundle
+// Emit wraps a Flow skill folder (docs/skills.md, "Emit"): it verifies the bundle
 // inside with the bundle package (refusing tampered, undecryptable and,
 // without AllowLegacy, legacy bundles with an error wrapping [ErrBundle]),
 // wraps SKILL.md ([Wrap]), normalises modes, validates the result and
@@ -220,7 +216,8 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 		return nil, fmt.Errorf("internal: emitted skill failed validation: %w", err)
 	}
 
-	// Publish (§2.6).
+	// Publish: a different skill already there is replaced only when
+	// mayReplace says so.
 	replace, err := mayReplace(final, srcAbs, b.ID, opt.Force)
 	if err != nil {
 		return nil, err
@@ -259,12 +256,11 @@ func loadBundle(dir string, opt EmitOptions, warn func(string)) (*bundle.Bundle,
 	}
 }
 
-// runFlowEmit runs `<flow…> emit-skill <abs bundle> --out <abs tmp>` and
-// returns the one skill folder it wrote.
+// runFlowEmit runs opt.RunFlow into tmp and returns the one skill folder
+// Flow wrote there.
 func runFlowEmit(ctx context.Context, opt EmitOptions, tmp string) (string, error) {
-	flow := opt.Flow
-	if len(flow) == 0 {
-		flow = []string{flowrun.DefaultFlowCommand}
+	if opt.RunFlow == nil {
+		return "", fmt.Errorf("%w: no Flow runner", ErrFlow)
 	}
 	absBundle, err := filepath.Abs(opt.Bundle)
 	if err != nil {
@@ -274,36 +270,8 @@ func runFlowEmit(ctx context.Context, opt EmitOptions, tmp string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if _, err := flowrun.LookFlow(flow); err != nil {
+	if err := opt.RunFlow(ctx, absBundle, absTmp); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrFlow, err)
-	}
-	timeout := opt.FlowTimeout
-	if timeout <= 0 {
-		timeout = DefaultFlowTimeout
-	}
-	args := append(slices.Clone(flow), "emit-skill", absBundle, "--out", absTmp)
-	exit := flowrun.Exec(ctx, flowrun.Command{Args: args, Env: flowrun.ChildEnv(opt.Environ, nil), Timeout: timeout})
-	tail := func() {
-		if opt.FlowStderr == nil || exit.Stderr == "" {
-			return
-		}
-		lines := strings.Split(strings.TrimRight(exit.Stderr, "\n"), "\n")
-		if len(lines) > 20 {
-			lines = lines[len(lines)-20:]
-		}
-		opt.FlowStderr(lines)
-	}
-	switch {
-	case exit.Err != nil:
-		return "", fmt.Errorf("%w: %w", ErrFlow, exit.Err)
-	case exit.TimedOut:
-		tail()
-		return "", fmt.Errorf("%w: timed out after %s", ErrFlow, timeout)
-	case exit.Canceled:
-		return "", fmt.Errorf("%w: canceled", ErrFlow)
-	case exit.Code != 0:
-		tail()
-		return "", fmt.Errorf("%w: exit code %s", ErrFlow, strconv.Itoa(exit.Code))
 	}
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
@@ -350,7 +318,7 @@ func listing(root string) ([]byte, error) {
 	return sumsBytes(entries), nil
 }
 
-// mayReplace decides §2.6: absent → false; our skill with the same workflow
+// mayReplace decides whether publishing replaces final: absent → false; our skill with the same workflow
 // id, or the source of an in-place re-wrap → true; anything else needs force.
 func mayReplace(final, src, id string, force bool) (bool, error) {
 	fi, err := os.Lstat(final)

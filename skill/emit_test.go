@@ -445,19 +445,55 @@ func FuzzFrontmatterRoundTrip(f *testing.F) {
 // A Flow that writes no folder (or exits without output) is an unexpected
 // layout; nothing is left in out.
 func TestEmitFlowNoOutput(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "flow.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(t.TempDir(), "out")
+	var gotBundle, gotOut string
 	_, err := Emit(context.Background(), EmitOptions{
-		Bundle: filepath.Join(flowVectors, "plain/encounter-loop"), OutDir: out, Flow: []string{"/bin/sh", script},
-		Environ: []string{"PATH=/usr/bin:/bin"}, AgentVersion: testVersion,
+		Bundle: filepath.Join(flowVectors, "plain/encounter-loop"), OutDir: out, AgentVersion: testVersion,
+		RunFlow: func(_ context.Context, bundleDir, outDir string) error {
+			gotBundle, gotOut = bundleDir, outDir
+			return nil
+		},
 	})
 	if !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "unexpected Flow output layout") {
 		t.Fatalf("err = %v", err)
 	}
+	if !filepath.IsAbs(gotBundle) || !filepath.IsAbs(gotOut) || filepath.Dir(gotOut) != out {
+		t.Errorf("the runner got %q and %q", gotBundle, gotOut)
+	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("out holds %d entries", len(entries))
+	}
+}
+
+// The runner's failure is wrapped in ErrFlow with its own text, and what it
+// wrote is removed; without a runner a bundle cannot be emitted.
+func TestEmitFlowFails(t *testing.T) {
+	errExit := errors.New("exit code 3")
+	for _, tc := range []struct {
+		name string
+		run  FlowEmitter
+		want string
+	}{
+		{"exit code", func(_ context.Context, _, outDir string) error {
+			os.MkdirAll(filepath.Join(outDir, "half", "bundle"), 0o755)
+			return errExit
+		}, "flow emit-skill failed: exit code 3"},
+		{"no runner", nil, "flow emit-skill failed: no Flow runner"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			_, err := Emit(context.Background(), EmitOptions{
+				Bundle: filepath.Join(flowVectors, "plain/encounter-loop"), OutDir: out, AgentVersion: testVersion, RunFlow: tc.run,
+			})
+			if !errors.Is(err, ErrFlow) || err.Error() != tc.want {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if tc.run != nil && !errors.Is(err, errExit) {
+				t.Errorf("err %v does not wrap the runner's", err)
+			}
+			if entries, _ := os.ReadDir(out); len(entries) != 0 {
+				t.Errorf("out holds %d entries", len(entries))
+			}
+		})
 	}
 }
