@@ -11,7 +11,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
-// The durable-authority database (flow-helper.md §2.5, §12.24): only the
+// The durable-authority database (docs/helper.md, "Process model"): only the
 // journal that holds a run's pause binding accepts decisions on it, so run
 // children, the helper and the terminal `attention` command must all give
 // Flow the same one. serve records the path it gave Flow in its state

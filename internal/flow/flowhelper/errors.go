@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Error kinds of a helper error frame (flow-helper.md §4.1).
+// Error kinds of a helper error frame (docs/helper.md, "Error model").
 const (
 	KindRefused     = "refused"
 	KindBusy        = "busy"
@@ -42,13 +42,14 @@ func (e *Error) Error() string {
 var ErrDead = errors.New("the Flow helper stopped")
 
 // ErrDeadline is wrapped (together with [ErrDead]) when a request's
-// deadline passed; the helper is killed (flow-helper.md §3.2).
+// deadline passed; the helper is killed (docs/helper.md, "Concurrency and
+// deadlines").
 var ErrDeadline = fmt.Errorf("%w: request deadline passed", ErrDead)
 
 // TransportError reports a request that got no valid answer because the
 // helper died. Written tells whether any byte of the request frame was
 // written: an attended action written even partly may have been delivered
-// (flow-helper.md §2.9, §12.4).
+// (docs/helper.md, "Death, no restart").
 type TransportError struct {
 	Op      string
 	Written bool
@@ -107,7 +108,7 @@ const (
 var ErrUnsupportedFlow = errors.New("unsupported openadapt-flow version")
 
 // CleanVersion returns v when it matches ^[0-9A-Za-z.+-]{1,32}$, else
-// "unknown" (flow-helper.md §2.1).
+// "unknown": a version from Flow is shown only when it looks like one.
 func CleanVersion(v string) string {
 	if len(v) == 0 || len(v) > 32 {
 		return "unknown"
@@ -124,5 +125,6 @@ func startedWith(interp string, err error) *StartError {
 	return &StartError{Stage: StageStart, Msg: "the Flow helper could not be started with " + interp, Err: err}
 }
 
-// MsgOperator is the §2.1 (a) message.
+// MsgOperator is the message of a local operator identity that cannot be
+// derived, or that the helper disagrees with.
 const MsgOperator = "attended actions require a server-derived local operator identity"

@@ -289,7 +289,8 @@ func isKind(err error, kind, reason string) bool {
 	return errors.As(err, &he) && he.Kind == kind && he.Reason == reason
 }
 
-// Every error kind and reason decodes exactly (the §4.3 table's inputs).
+// Every error kind and reason decodes exactly (the inputs of the
+// decision classification).
 func TestErrorFrames(t *testing.T) {
 	t.Parallel()
 	type row struct {

@@ -21,10 +21,11 @@ import (
 )
 
 // MaxFrame is the largest frame in either direction, excluding the newline
-// (flow-helper.md §3.1).
+// (docs/helper.md, "Wire protocol").
 const MaxFrame = 65536
 
-// MaxInFlight is the number of requests Go keeps in flight (§3.2).
+// MaxInFlight is the number of requests Go keeps in flight (docs/helper.md,
+// "Concurrency and deadlines").
 const MaxInFlight = 8
 
 // testOnlySemWaitHook, set only by tests, is called when a request finds all
@@ -35,10 +36,12 @@ var testOnlySemWaitHook func(op string, fields any)
 // still read once cmd.Wait has returned.
 const exitDrain = 500 * time.Millisecond
 
-// markerVar is dropped from the helper's environment (§2.5, §10.2).
+// markerVar is dropped from the helper's environment: Flow would write
+// delivery markers to fd 3, which is the null device here.
 const markerVar = "OPENADAPT_SYNTHETIC_DELIVERY_MARKER_ENABLED"
 
-// Timeouts are the Go deadlines of §3.2; a zero field takes the default.
+// Timeouts are the Go deadlines of each op (docs/helper.md, "Concurrency
+// and deadlines"); a zero field takes the default.
 // Expiry kills the helper. Tests shorten them; operators never need to.
 type Timeouts struct {
 	Hello, ServiceOpen, ActLive, ActAudit, Replay, Tutorial, Probe, Check, Close time.Duration
@@ -73,7 +76,7 @@ type Config struct {
 	// tmp/helper-<Instance>/ and the protected log is
 	// logs/helper-<Instance>.log.
 	StateDir string
-	// Instance is the owner id of this server (mcp-surface.md §7.1).
+	// Instance is the owner id of this server (or a fresh one per command).
 	Instance string
 	// Env is the child environment, normally flowrun.ChildEnv(os.Environ(),
 	// passEnv); OPENADAPT_SYNTHETIC_DELIVERY_MARKER_ENABLED is removed
@@ -90,7 +93,7 @@ type Config struct {
 	// OnDead, when set, is called once (on its own goroutine) when the
 	// helper is found dead other than through Close.
 	OnDead func()
-	// Timeouts overrides the §3.2 deadlines.
+	// Timeouts overrides the deadlines.
 	Timeouts Timeouts
 }
 
@@ -136,8 +139,9 @@ type reply struct {
 	err    error
 }
 
-// Start stages the program, spawns it (flow-helper.md §2.3–2.6) and
-// completes hello (§2.1 d). Failures are [*StartError]s carrying the exact
+// Start stages the program, spawns it (docs/helper.md, "Process model")
+// and completes hello. Most callers want [Launch], which also finds the
+// interpreter and builds the environment. Failures are [*StartError]s carrying the exact
 // operator message; the helper is stopped before Start returns.
 func Start(ctx context.Context, cfg Config) (*Helper, error) {
 	interp := cfg.Interpreter.Path
@@ -226,7 +230,7 @@ func (h *Helper) spawn() error {
 		close(h.waitDone)
 		// Frames the helper wrote before exiting are still in the pipe:
 		// let the reader deliver them, unless a leaked grandchild holds
-		// fd 5 open (then the exit alone means dead, §2.9).
+		// fd 5 open (then the exit alone means dead).
 		select {
 		case <-readerDone:
 		case <-time.After(exitDrain):
@@ -350,7 +354,8 @@ func (h *Helper) cleanup() {
 }
 
 // readLoop reads response frames from fd 5. Anything but a valid frame
-// for a pending id means a dead helper (§2.9).
+// for a pending id means a dead helper (docs/helper.md, "Death, no
+// restart").
 func (h *Helper) readLoop() {
 	br := bufio.NewReaderSize(h.respR, MaxFrame+1)
 	for {
@@ -386,7 +391,7 @@ func (h *Helper) dispatchFrame(line []byte) error {
 		return err
 	}
 	if obj.has("progress") {
-		// The one sanctioned unsolicited frame (§12.13): {"id":N,"progress":{…}}.
+		// The one sanctioned unsolicited frame: {"id":N,"progress":{…}}.
 		if !obj.closed("id", "progress") && !obj.closed("v", "id", "progress") {
 			return errors.New("bad progress frame")
 		}
@@ -470,7 +475,8 @@ func init() {
 	}
 }
 
-// decodeError checks the closed error object of §4.1.
+// decodeError checks the closed error object (docs/helper.md, "Error
+// model").
 func decodeError(obj object) (*Error, error) {
 	if !obj.closed("kind", "reason", "flow_type", "mro", "dispatched") {
 		return nil, errors.New("bad error object")
@@ -521,7 +527,7 @@ func (h *Helper) call(ctx context.Context, op string, fields any, deadline time.
 	select {
 	case h.sem <- struct{}{}:
 	default:
-		// Every slot is taken: wait for one (§3.2).
+		// Every slot is taken: wait for one.
 		if testOnlySemWaitHook != nil {
 			testOnlySemWaitHook(op, fields)
 		}
@@ -610,7 +616,7 @@ func (h *Helper) deadError(op string) error {
 }
 
 // badResult kills the helper when a result fails its closed schema
-// (§3.1: a dead helper to Go).
+// (schemas are closed both ways: a bad result is a dead helper).
 func (h *Helper) badResult(op string, err error) error {
 	cause := fmt.Errorf("%w: %s result failed its schema: %v", ErrDead, op, err)
 	h.die(cause)
@@ -623,7 +629,7 @@ type CloseResult struct {
 	MockmedStopped bool
 }
 
-// Close shuts the helper down (flow-helper.md §2.8): close {drain_s:1},
+// Close shuts the helper down (docs/helper.md, "Shutdown"): close {drain_s:1},
 // close fd 4, wait ≤ 3 s for the reply or exit, then SIGTERM the group and
 // SIGKILL it 1 s later; reap; remove the private directory. Safe to call
 // more than once and after death.
@@ -633,7 +639,7 @@ func (h *Helper) Close() (CloseResult, error) {
 		wasDead := h.dead
 		h.mu.Unlock()
 		if !wasDead {
-			// One 3 s budget covers the reply and the exit (§2.8).
+			// One 3 s budget covers the reply and the exit.
 			budget := time.NewTimer(h.to.Close)
 			defer budget.Stop()
 			closeDone := make(chan struct{})

@@ -11,14 +11,14 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// Replay after close (flow-helper.md §6, decisions §11.1 Q2 and §12.8):
-// serve's attended tools and the terminal `attention` command read (never
-// write) a run dir's attended_decisions.json to decide whether a retry is a
-// byte-identical replay of a journaled decision; the answer itself always
-// comes from Flow through attended.replay.
+// Replay after close (docs/attended.md, "Replay after close"):
+// attention.Decider reads (never writes) a run dir's
+// attended_decisions.json to decide whether a retry is a byte-identical
+// replay of a journaled decision; the answer itself always comes from Flow
+// through attended.replay.
 
 // RequestDigest is Flow's request_digest of an AttendedActionRequest: the
-// sha256 of its canonical JSON (sorted keys, compact; flow-run.md §8.3).
+// sha256 of its canonical JSON (sorted keys, compact).
 func RequestDigest(action, capabilityDigest, key string) string {
 	b, _ := json.Marshal(struct {
 		Action           string `json:"action"`

@@ -9,7 +9,8 @@ import (
 	"sync"
 )
 
-// MaxLogBytes caps the protected helper log (flow-helper.md §2.7).
+// MaxLogBytes caps the protected helper log (docs/helper.md, "The helper
+// log").
 const MaxLogBytes = 8 << 20
 
 // helperLog is <state>/logs/helper-<instance>.log: 0600, append-only, no

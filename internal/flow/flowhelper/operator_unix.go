@@ -13,13 +13,14 @@ import (
 	"time"
 )
 
-// getentPath is absolute: the fallback never consults PATH (§12.24).
+// getentPath is absolute: the fallback never consults PATH.
 var getentPath = "/usr/bin/getent"
 
-// Operator returns the effective OS account's user name (flow-helper.md §5):
+// Operator returns the effective OS account's user name (docs/attended.md,
+// "Operator identity"):
 // POSIX user.LookupId of the effective uid, and, when that pure-Go lookup
 // cannot see the account (a directory-service user without cgo), the first
-// field of `/usr/bin/getent passwd <uid>` (decision §12.24). Never USER,
+// field of `/usr/bin/getent passwd <uid>`. Never USER,
 // LOGNAME or USERNAME, never trimmed. An error or "" fails closed with
 // [MsgOperator].
 func Operator() (string, error) {

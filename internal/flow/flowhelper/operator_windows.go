@@ -12,7 +12,7 @@ import (
 var procGetUserNameW = windows.NewLazySystemDLL("advapi32.dll").NewProc("GetUserNameW")
 
 // Operator returns the token user's name from GetUserNameW with a
-// 257-UTF-16 buffer (flow-helper.md §5). Never USERNAME. An error or ""
+// 257-UTF-16 buffer (docs/attended.md, "Operator identity"). Never USERNAME. An error or ""
 // fails closed with [MsgOperator].
 func Operator() (string, error) {
 	buf := make([]uint16, 257)

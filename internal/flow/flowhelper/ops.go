@@ -11,10 +11,11 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
-// Protocol is the wire protocol version (flow-helper.md §3.1).
+// Protocol is the wire protocol version (docs/helper.md, "Wire protocol").
 const Protocol = 1
 
-// SupportedFlow describes the supported Flow versions (§7).
+// SupportedFlow describes the Flow versions attended actions and the
+// tutorial support (docs/helper.md, "Version gate").
 const SupportedFlow = "1.32.x"
 
 var supportedFlowRE = lazyre.New(`^1\.32\.[0-9]+$`)
@@ -68,7 +69,7 @@ func (h *Helper) doHello(ctx context.Context) error {
 	return nil
 }
 
-// decodeHello checks hello's closed result (§3.3).
+// decodeHello checks hello's closed result (docs/helper.md, "Ops").
 func decodeHello(res object) (Hello, error) {
 	var hl Hello
 	if !res.closed(helloKeys...) {
@@ -141,8 +142,8 @@ type DeploymentInfo struct {
 	URLPresent  bool
 }
 
-// OpenService opens Flow's AttendedActionService once (flow-helper.md
-// §3.3). Errors: [*Error] invalid/deployment_config,
+// OpenService opens Flow's AttendedActionService once (docs/helper.md,
+// "Ops"). Errors: [*Error] invalid/deployment_config,
 // invalid/deployment_unusable, unavailable/executor_timeout,
 // unavailable/live_session, or a [*TransportError].
 func (h *Helper) OpenService(ctx context.Context, req DeploymentRequest) (ServiceInfo, error) {
@@ -161,8 +162,8 @@ func (h *Helper) OpenService(ctx context.Context, req DeploymentRequest) (Servic
 	return ServiceInfo{BackendKind: k, Headed: hd}, nil
 }
 
-// CheckDeployment is the read-only deployment.check op (decisions §12.3,
-// §12.25): the config loaded with the overrides applied; no browser.
+// CheckDeployment is the read-only deployment.check op: the config loaded
+// with the overrides applied; no browser.
 func (h *Helper) CheckDeployment(ctx context.Context, req DeploymentRequest) (DeploymentInfo, error) {
 	res, err := h.call(ctx, "deployment.check", req, h.to.Check, nil)
 	if err != nil {
@@ -181,7 +182,7 @@ func (h *Helper) CheckDeployment(ctx context.Context, req DeploymentRequest) (De
 }
 
 // Dispositions maps each action to its single Flow disposition
-// (mcp-surface.md §5.9; reconcile from §12.23).
+// (docs/attended.md, "Actions").
 var Dispositions = map[string]string{
 	"continue":  "completed_by_operator",
 	"skip":      "not_applicable",
@@ -197,8 +198,8 @@ func IsLive(action string) bool {
 }
 
 // ActRequest is one attended decision. DecidedBy is "automation" for every
-// MCP-routed decision and "human" only after a typed terminal confirmation
-// (flow-helper.md §11.1 Q1).
+// MCP-routed decision and "human" only after a typed terminal
+// confirmation.
 type ActRequest struct {
 	RunsRoot         string `json:"runs_root"`
 	AttentionID      string `json:"attention_id"`
@@ -211,7 +212,8 @@ type ActRequest struct {
 }
 
 // Decision is Flow's AttendedDecision as the helper returns it. Message is
-// Flow's text: it may hold PHI and never goes on the wire (§4.4).
+// Flow's text: it may hold PHI and never goes on the wire, into a result or
+// to stderr; it is written to the protected log only.
 type Decision struct {
 	DecisionID              string  `json:"decision_id"`
 	Action                  string  `json:"action"`
@@ -230,10 +232,11 @@ var (
 // ErrBadDecision is returned by [Decision.Check].
 var ErrBadDecision = errors.New("the helper's decision failed its checks")
 
-// TerminalStatuses are the statuses D may carry (mcp-surface.md §5.9).
+// TerminalStatuses are the statuses a decision result may carry
+// (docs/attended.md, "Results").
 var TerminalStatuses = map[string]bool{"completed": true, "halted": true, "needs_demonstration": true, "escalated": true, "rejected": true, "refused": true}
 
-// Check applies flow-helper.md §4.3's checks: decision_id 32 hex, action =
+// Check applies a decision's checks: decision_id 32 hex, action =
 // the request's, a terminal status, a sha256 receipt or null. A failure
 // maps to delivery_uncertain.
 func (d Decision) Check(action string) error {
@@ -289,7 +292,7 @@ func (h *Helper) decision(op string, res object) (Decision, error) {
 		}
 	}
 	if d.Message != "" {
-		// §4.4: Flow's message goes to the protected log only.
+		// Flow's message goes to the protected log only.
 		h.log.line("decision " + d.DecisionID + ": " + d.Message)
 	}
 	return d, nil
@@ -297,7 +300,7 @@ func (h *Helper) decision(op string, res object) (Decision, error) {
 
 // Act dispatches one attended action (attended.act). Continue/Skip need
 // an open service. Answers: a [Decision] (check it with
-// [Decision.Check]), an [*Error] classified by the helper (§4.2) or a
+// [Decision.Check]), an [*Error] classified by the helper or a
 // [*TransportError] (Written tells whether it may have been delivered).
 // Never retried.
 func (h *Helper) Act(ctx context.Context, req ActRequest) (Decision, error) {
@@ -308,7 +311,7 @@ func (h *Helper) Act(ctx context.Context, req ActRequest) (Decision, error) {
 	return h.decide(ctx, "attended.act", req, d)
 }
 
-// decide sends one decision op and checks its DEC answer.
+// decide sends one decision op and checks its decision answer.
 func (h *Helper) decide(ctx context.Context, op string, req any, deadline time.Duration) (Decision, error) {
 	res, err := h.call(ctx, op, req, deadline, nil)
 	if err != nil {
@@ -341,7 +344,7 @@ func (h *Helper) Replay(ctx context.Context, req ReplayRequest) (Decision, error
 	return h.decide(ctx, "attended.replay", req, h.to.Replay)
 }
 
-// ReconcileRequest is attended.reconcile's request (decision §12.23):
+// ReconcileRequest is attended.reconcile's request:
 // Flow's read-only effect reconciliation through the open service, the
 // way out of delivery_uncertain. Terminal only; never over MCP.
 type ReconcileRequest struct {

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// The helper's authoring ops (flow-helper.md §12.2; defined in
-// docs/authoring.md): authoring.open and one closed op per
-// mcp-surface.md §10.2 tool, get_command_result and bind_status included.
+// The helper's authoring ops (docs/authoring.md, "Ops"): authoring.open
+// and one closed op per authoring tool, get_command_result and bind_status
+// included.
 
 func init() {
 	// The refusal reasons of the authoring ops (docs/authoring.md), and
@@ -34,7 +34,7 @@ const (
 var AuthoringBackends = []string{"web", "macos", "linux", "windows", "rdp", "citrix"}
 
 // AuthoringOpenRequest opens the helper's one authoring session
-// (flow-helper.md §12.2). With DeploymentConfig the helper reads the
+// (docs/authoring.md, "Configuration"). With DeploymentConfig the helper reads the
 // session's backend kind, URL and headed flag from that config with Flow's
 // own loader, URL and Headed being the server's --url/--headed overrides
 // (as for service.open: neither turns a value off) and BackendKind empty;
@@ -136,8 +136,8 @@ func IsAuthoringTool(tool string) bool { _, ok := authoringResults[tool]; return
 
 // Authoring runs authoring.<tool> with fields (the op's closed request,
 // already validated by the caller; absent fields are sent as null) and returns its result object, whose keys
-// are checked against the op's closed result (a mismatch is a dead helper,
-// §3.1). Errors: [*Error] refused/<code> (the session refused; nothing was
+// are checked against the op's closed result (a mismatch is a dead
+// helper). Errors: [*Error] refused/<code> (the session refused; nothing was
 // done), unavailable/authoring_unavailable, invalid/not_open,
 // uncertain (the action may have happened), or a [*TransportError].
 func (h *Helper) Authoring(ctx context.Context, tool string, fields map[string]any) (map[string]any, error) {

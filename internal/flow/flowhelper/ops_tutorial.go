@@ -13,9 +13,9 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// TutorialRequest is tutorial.prepare's request (flow-helper.md §3.3), with
-// two fields the §12 decisions need: Instance names the per-instance
-// deployment-<instance>.yaml (§12.14) and Policy carries --policy into it.
+// TutorialRequest is tutorial.prepare's request (docs/helper.md, "Ops"):
+// Instance names the per-instance deployment-<instance>.yaml and Policy
+// carries --policy into it.
 type TutorialRequest struct {
 	WorkDir  string  `json:"work_dir"` // absolute: <runs-dir>/synthetic-tutorial
 	Headed   bool    `json:"headed"`
@@ -24,14 +24,14 @@ type TutorialRequest struct {
 	Policy   *string `json:"policy"`   // nil = Flow's TUTORIAL_POLICY (clinical-write)
 }
 
-// TutorialProgress is one progress frame (§12.13), sent as a phase starts.
+// TutorialProgress is one progress frame, sent as a phase starts.
 type TutorialProgress struct {
 	Phase   string
 	Elapsed time.Duration
 }
 
 // TutorialResult is tutorial.prepare's answer. ContentDigest (an addition
-// to §3.3's result) is the manifest digest Flow's integrity-checked load
+// to the op's first result shape) is the manifest digest Flow's integrity-checked load
 // accepted; callers compare it with their own verification of BundleDir.
 type TutorialResult struct {
 	BundleDir        string
@@ -111,7 +111,7 @@ func (h *Helper) PrepareTutorial(ctx context.Context, req TutorialRequest, progr
 	return tr, nil
 }
 
-// progressFrame checks one tutorial.prepare progress object (§12.13):
+// progressFrame checks one tutorial.prepare progress object:
 // exactly a known phase and a whole, non-negative elapsed_ms ≤ 1e12.
 func progressFrame(p object, known map[string]bool) (string, float64, error) {
 	if !p.closed("phase", "elapsed_ms") {

@@ -20,7 +20,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/procwait"
 )
 
-// TestPdeathsig (flow-helper.md §2.6): on Linux the helper dies with its
+// TestPdeathsig: on Linux the helper dies with its
 // parent. A child process (this test binary, TestPdeathsigParent) starts
 // the fake helper and is SIGKILLed, so no Close runs; the kernel's
 // Pdeathsig must deliver SIGTERM to the helper, which records it and exits.

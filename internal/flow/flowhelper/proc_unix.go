@@ -14,7 +14,8 @@ import (
 
 const noFollow = syscall.O_NOFOLLOW
 
-// prepare sets fds 3, 4, 5 = devnull, reqR, respW (flow-helper.md §2.4)
+// prepare sets fds 3, 4, 5 = devnull, reqR, respW (docs/helper.md,
+// "Process model")
 // and returns the argv tail naming them.
 func prepare(cmd *exec.Cmd, devnull, reqR, respW *os.File) []string {
 	closeInheritedOnExec()
@@ -26,8 +27,7 @@ func prepare(cmd *exec.Cmd, devnull, reqR, respW *os.File) []string {
 // closeInheritedOnExec sets FD_CLOEXEC on every descriptor ≥ 3 of this
 // process, once. Go opens everything close-on-exec, but descriptors this
 // process inherited from its own parent (a shell, an MCP host) are not,
-// and os/exec would pass them to the helper: the §2.4 table allows no fd
-// ≥ 6. Our own pipes are passed explicitly through ExtraFiles.
+// and os/exec would pass them to the helper, which must get no fd ≥ 6. Our own pipes are passed explicitly through ExtraFiles.
 func closeInheritedOnExec() {
 	cloexecOnce.Do(func() {
 		fds := []int{}

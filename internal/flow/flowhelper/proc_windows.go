@@ -14,7 +14,7 @@ import (
 const noFollow = 0
 
 // prepare passes the pipe handles through AdditionalInheritedHandles
-// (flow-helper.md §2.4, Windows).
+// (the Windows form of the fd table, docs/helper.md "Process model").
 func prepare(cmd *exec.Cmd, devnull, reqR, respW *os.File) []string {
 	_ = devnull
 	cmd.SysProcAttr = procgroup.SysProcAttr()

@@ -16,5 +16,5 @@ const ProgramName = "flow_helper.py"
 func Program() []byte { return append([]byte(nil), program...) }
 
 // ProgramSHA256 is the hex SHA-256 of [Program]; hello must report it
-// (flow-helper.md §2.1 d).
+// (docs/helper.md, "Startup").
 var ProgramSHA256 = func() string { s := sha256.Sum256(program); return hex.EncodeToString(s[:]) }()

@@ -18,7 +18,7 @@ import (
 // Interpreter is how the helper program is run: Path [Arg] -B program ….
 type Interpreter struct {
 	Path string // absolute
-	Arg  string // "" or a shebang flag group such as "-s" (flow-helper.md §2.2)
+	Arg  string // "" or a shebang flag group such as "-s"
 }
 
 var (
@@ -26,7 +26,8 @@ var (
 	shebangArg = lazyre.New(`^-[sEIPB]+$`)
 )
 
-// FindPython returns the interpreter of flow-helper.md §2.2. With an
+// FindPython finds Flow's Python interpreter (docs/helper.md, "Finding the
+// interpreter"). With an
 // explicit flowPython (--flow-python) it is looked up on PATH when it has no
 // separator and made absolute; hello validates it later. Otherwise the first
 // word of the Flow command (flowCommand, e.g. "openadapt-flow" or
@@ -34,7 +35,7 @@ var (
 // read: an absolute python shebang with an optional -[sEIPB]+ argument,
 // "#!/usr/bin/env python3", distlib's /bin/sh trampoline, or a native binary
 // named like python. Anything else, realflow's #!/bin/sh wrapper included,
-// fails with message (b).
+// fails with the message that asks for --flow-python.
 func FindPython(flowPython, flowCommand, path string) (Interpreter, error) {
 	if flowPython != "" {
 		p, err := lookPath(flowPython, path)

@@ -10,7 +10,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 )
 
-// §2.2 shebang fixtures.
+// Shebang fixtures (docs/helper.md, "Finding the interpreter").
 func TestFindPython(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {

@@ -28,7 +28,8 @@ func needRealFlow(t *testing.T) *realflow.Info {
 }
 
 // rfEnv is an isolated HOME and authority database shared by the helper
-// and every Flow child of one test (flow-helper.md §9.3 Isolation).
+// and every Flow child of one test: runs and decisions must share one
+// journal.
 type rfEnv struct {
 	T, Home, Runs, DB string
 	Env               []string
@@ -157,7 +158,8 @@ func TestRealFlowHello(t *testing.T) {
 	}
 }
 
-// realflow's bin/openadapt-flow is a #!/bin/sh wrapper: message (b).
+// realflow's bin/openadapt-flow is a #!/bin/sh wrapper: the message asks
+// for --flow-python.
 func TestRealFlowWrapperNeedsFlowPython(t *testing.T) {
 	rf := needRealFlow(t)
 	_, err := flowhelper.FindPython("", rf.OpenadaptFlow, os.Getenv("PATH"))
@@ -193,7 +195,7 @@ func wantKind(t *testing.T, what string, err error, kind, reason string) *flowhe
 	return he
 }
 
-// Recipe B cases (flow-helper.md §9.3, 1–10).
+// The attended decision cases against real Flow, one per outcome.
 func TestRealFlowAttended(t *testing.T) {
 	rf := needRealFlow(t)
 	e := newRFEnv(t)

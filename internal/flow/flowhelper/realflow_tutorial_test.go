@@ -14,9 +14,9 @@ import (
 )
 
 // TestRealFlowTutorialPrepare runs the embedded tutorial.prepare against real
-// Flow 1.32 (flow-helper.md §3.3, §12.13–14), starting from a copy of the one
+// Flow 1.32 (docs/helper.md, "Ops"), starting from a copy of the one
 // cold preparation .ci/checks/50-real-flow.sh makes with `openadapt-agent
-// tutorial prepare` (OPENADAPT_REALFLOW_TUTORIAL_DIR, decision §12.20), or
+// tutorial prepare` (OPENADAPT_REALFLOW_TUTORIAL_DIR), or
 // cold itself (about a minute) with OPENADAPT_REALFLOW_TUTORIAL_DIR=cold.
 func TestRealFlowTutorialPrepare(t *testing.T) {
 	rf := needRealFlow(t)

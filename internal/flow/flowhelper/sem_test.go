@@ -14,7 +14,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 
-// TestInFlightLimit (flow-helper.md §3.2): Go keeps at most 8 requests in
+// TestInFlightLimit: Go keeps at most 8 requests in
 // flight. Nine acts are started, each held by the fake once received; the
 // one that finds every slot taken waits (the hook names it) and, when its
 // context ends, returns unsent; the eight in flight fail with a transport

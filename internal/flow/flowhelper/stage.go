@@ -36,7 +36,7 @@ func privateDir(dir string) error {
 }
 
 // stage writes the embedded program to <state>/tmp/helper-<instance>/
-// (flow-helper.md §2.3): the directory must not pre-exist (0700), the file
+// (docs/helper.md, "Process model"): the directory must not pre-exist (0700), the file
 // is O_CREATE|O_EXCL 0600 and fsynced. It returns the directory.
 func stage(stateDir, instance string) (string, error) {
 	if !instanceRE().MatchString(instance) {
@@ -72,8 +72,7 @@ func stage(stateDir, instance string) (string, error) {
 	return dir, nil
 }
 
-// Sweep removes what dead owners left in stateDir (flow-helper.md §2.3,
-// §2.7): every tmp/helper-<id> whose owner is not live, and every
+// Sweep removes what dead owners left in stateDir: every tmp/helper-<id> whose owner is not live, and every
 // logs/helper-<id>.log of a dead owner older than 7 days. ownerLive reports
 // whether the owner lock of instance id is held. Symlinks are never
 // followed; errors are ignored (a sweep never fails startup).

@@ -26,7 +26,8 @@ var (
 )
 
 // systemPython finds a Python 3.10–3.12 for the real program with the stub
-// Flow (flow-helper.md §9.2); tests skip with a message without one.
+// Flow (docs/helper.md, "Test doubles"); tests skip with a message without
+// one.
 func systemPython(t *testing.T) string {
 	t.Helper()
 	stubPythonOnce.Do(func() {
@@ -146,7 +147,8 @@ func TestStubImportPrint(t *testing.T) {
 	}
 }
 
-// §4.2, every branch, through the real program.
+// The helper's error classification, every branch, through the real
+// program.
 func TestStubClassification(t *testing.T) {
 	t.Parallel()
 	const refusedType = "openadapt_flow.runtime.durable.attended.AttendedActionRefused"

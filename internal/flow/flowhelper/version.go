@@ -13,8 +13,8 @@ import (
 
 var versionLine = lazyre.New(`^openadapt-flow (\S+)$`)
 
-// CheckRunVersion is step d′ of flow-helper.md §2.1 (decision §11.1 Q4):
-// with --flow-python, run `<words> --version` (env, 30 s) and compare its
+// CheckRunVersion is the run command's version check of the helper's
+// startup (docs/helper.md, "Startup"): with --flow-python, run `<words> --version` (env, 30 s) and compare its
 // version with hello's. A run command that is not found skips the check
 // (nil). A mismatch is a [*StartError] naming both versions.
 func CheckRunVersion(ctx context.Context, words []string, env []string, dir string, helperVersion string) error {

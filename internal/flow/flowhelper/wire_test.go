@@ -11,8 +11,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// oldDecodeObject is the frame parser wire.go had before issue 12 moved it
-// onto pyjson: a json.Decoder token walk that refused a duplicate key only
+// oldDecodeObject is the frame parser wire.go had before it moved onto
+// pyjson: a json.Decoder token walk that refused a duplicate key only
 // at the top level and took a syntax error after the object for "no
 // trailing data". It is kept here only as the differential's oracle.
 func oldDecodeObject(b []byte) (map[string]json.RawMessage, error) {
@@ -109,8 +109,8 @@ func trunc(b []byte) []byte {
 	return b
 }
 
-// frameSeeds are the helper's response shapes (flow-helper.md §3.3, §4.1,
-// §12.13) and adversarial inputs.
+// frameSeeds are the helper's response shapes (results, error frames,
+// progress frames) and adversarial inputs.
 var frameSeeds = []string{
 	`{"v":1,"id":1,"ok":true,"result":{"protocol":1,"helper_sha256":"` + strings.Repeat("a", 64) + `","flow_version":"1.32.0","flow_supported":true,"python_version":"3.12.3","pid":42,"operator":"op","capabilities":{"attended_service":true,"playwright":false,"tutorial":true,"authoring":false}}}`,
 	`{"v":1,"id":2,"ok":true,"result":{"decision":{"decision_id":"` + strings.Repeat("0", 32) + `","action":"reject","status":"rejected","message":"Rejected \u00e9","report_success":null,"next_transition":null,"transition_receipt_digest":"sha256:` + strings.Repeat("b", 64) + `"}}}`,

@@ -10,7 +10,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// Status is a run status (mcp-surface.md §8). The terminal statuses are
+// Status is a run status (docs/runs.md, "Run status"). The terminal statuses are
 // success, halt, refused, timeout, error and interrupted; "running" belongs to
 // the server's run manager and is never produced by this package.
 type Status string
@@ -25,12 +25,12 @@ const (
 	StatusInterrupted Status = "interrupted"
 )
 
-// Reason refines a status for message selection. flow-run.md §6.3: "Reasons
-// the classifier exposes: unsigned_production_success (6.2), inconsistent_exit
-// and no_report". Every other verdict has the empty reason.
+// Reason refines a status for message selection. The classifier exposes
+// three: unsigned_production_success, inconsistent_exit and no_report; every
+// other verdict has the empty reason.
 type Reason string
 
-// The reasons of flow-run.md §6.2/§6.3.
+// The reasons (docs/runs.md, "Report status" and "Run status").
 const (
 	// ReasonUnsignedProductionSuccess: a production-eligible VERIFIED report at
 	// Flow exit 0. Status error, outcome VERIFIED, EffectVerified true.
@@ -43,7 +43,7 @@ const (
 	ReasonNoReport Reason = "no_report"
 )
 
-// The five precise execution outcomes (flow-run.md §5).
+// The five precise execution outcomes of Flow's report.
 const (
 	OutcomeVerified            = "VERIFIED"
 	OutcomeCompletedUnverified = "COMPLETED_UNVERIFIED"
@@ -53,9 +53,11 @@ const (
 )
 
 // Verdict is a classification: the public status, the precise outcome when
-// the report carried a valid one (rules 4–14 of flow-run.md §6.1; "" otherwise),
-// the reason, and EffectVerified, which is true exactly when Reason is
-// [ReasonUnsignedProductionSuccess] (mcp-surface.md §14.1 C1).
+// the report carried a valid one (rules 4–14 of the report table in
+// docs/runs.md, "Report status"; "" otherwise), the reason, and
+// EffectVerified, which is true exactly when Reason is
+// [ReasonUnsignedProductionSuccess]: the effect happened, only the Seal is
+// missing.
 type Verdict struct {
 	Status         Status
 	Outcome        string
@@ -90,7 +92,8 @@ func (s ReportState) String() string {
 	return fmt.Sprintf("ReportState(%d)", int(s))
 }
 
-// reportClass is the §6.1 result before §6.2 is applied.
+// reportClass is the report table's result before the unsigned-production
+// rule is applied.
 type reportClass struct {
 	status Status
 	// outcome is P when rules 4–14 decided ("" for rules 1–3).
@@ -155,7 +158,7 @@ func nonNegInt(d *pyjson.Doc, v pyjson.V) (int64, bool) {
 	return n, true
 }
 
-// classifyObject applies the decision table of flow-run.md §6.1, top-down,
+// classifyObject applies the report table (docs/runs.md, "Report status"), top-down,
 // to the report object at d's root.
 func classifyObject(d *pyjson.Doc) reportClass {
 	r := d.Root()
@@ -232,7 +235,8 @@ func classifyObject(d *pyjson.Doc) reportClass {
 	if p == OutcomeVerified && !isProduction(profile) {
 		return errc(p)
 	}
-	// Rule 11: VERIFIED with success true is success (then §6.2), else error.
+	// Rule 11: VERIFIED with success true is success (then the
+	// unsigned-production rule), else error.
 	if p == OutcomeVerified {
 		if success {
 			return reportClass{status: StatusSuccess, outcome: p, productionEligible: prodEligible}
@@ -261,18 +265,18 @@ func classifyBytes(report []byte) reportClass {
 }
 
 // classifyReport classifies a report.json body on its own, as at Flow exit 0:
-// flow-run.md §6.1 (rules 1–14) followed by §6.2, so a production-eligible
+// the report table (rules 1–14) followed by the unsigned-production rule, so a production-eligible
 // VERIFIED report gives status error with [ReasonUnsignedProductionSuccess]
 // and EffectVerified. Invalid JSON and non-objects are error (rule 1).
 // JSON booleans only: "yes" is not true.
 func classifyReport(report []byte) Verdict { return applyUnsigned(classifyBytes(report)) }
 
-// applyUnsigned turns a §6.1 class into the exit-0 verdict (§6.2).
+// applyUnsigned turns a report class into the exit-0 verdict: a local
+// server cannot mint a Seal, so a production-eligible VERIFIED run is never
+// reported as success.
 func applyUnsigned(c reportClass) Verdict {
 	v := Verdict{Status: c.status, Outcome: c.outcome}
 	if c.status == StatusSuccess && c.productionEligible {
-		// §6.2: "the local agent cannot mint a Seal, so a production-eligible
-		// VERIFIED run is never reported as success by it".
 		v.Status = StatusError
 		v.Reason = ReasonUnsignedProductionSuccess
 		v.EffectVerified = true
@@ -280,7 +284,7 @@ func applyUnsigned(c reportClass) Verdict {
 	return v
 }
 
-// ClassifyExit is the run status of flow-run.md §6.3 for a Flow process that
+// ClassifyExit is the run status (docs/runs.md, "Run status") of a Flow process that
 // exited by itself with code (a negative code means death by that signal, as
 // in Python). state and report come from [ReadReport]; report is ignored
 // unless state is [ReportPresent]. Timeout, interruption and launch failure
@@ -309,7 +313,7 @@ func ClassifyExit(code int, state ReportState, report []byte) Verdict {
 	d, ok := ParseObject(report)
 	if !ok {
 		// A caller passing ReportPresent with bytes that are not an object:
-		// the report is unusable (§6.3), not "no report".
+		// the report is unusable, not "no report".
 		return Verdict{Status: StatusError}
 	}
 	return classifyExitObject(code, d)
@@ -323,7 +327,7 @@ func classifyExitObject(code int, d *pyjson.Doc) Verdict {
 	return exitVerdict(code, classifyObject(d))
 }
 
-// exitVerdict is the §6.3 verdict of a report class c at a Flow exit code
+// exitVerdict is the run-status verdict of a report class c at a Flow exit code
 // other than 2.
 func exitVerdict(code int, c reportClass) Verdict {
 	if code == 0 {
@@ -339,11 +343,11 @@ func exitVerdict(code int, c reportClass) Verdict {
 // RunReport validator would reject (as far as this package approximates it).
 var ErrReportInvalid = errors.New("report fails flow consistency rules")
 
-// CheckReport approximates Flow's RunReport validation (flow-run.md §5
-// consistency rules plus type checks of the fields the agent reads). It
+// CheckReport approximates Flow's RunReport validation (its consistency
+// rules plus type checks of the fields the agent reads). It
 // returns nil for a report Flow would accept, and an error wrapping
 // [ErrReportInvalid] naming the failed rule (never a value) otherwise. The
-// Needs Attention projector treats an invalid report as absent (§8.1).
+// Needs Attention projector treats an invalid report as absent.
 func CheckReport(report []byte) error {
 	d, ok := ParseObject(report)
 	if !ok {
@@ -411,8 +415,7 @@ func checkTypes(d *pyjson.Doc) error {
 }
 
 // checkEnvelope applies Flow 1.32's RunReport and ExecutionOutcomeEnvelope
-// validators beyond the classifier's rules (flow-run.md §5 "Flow's own
-// consistency rules"). Missing envelope members take Flow's model defaults
+// validators beyond the classifier's rules (Flow's own consistency rules). Missing envelope members take Flow's model defaults
 // (false, 0, empty lists). An envelope that is not an object here (the
 // classifier ignores it when execution_outcome is null) has no members.
 func checkEnvelope(d *pyjson.Doc) error {

@@ -12,7 +12,7 @@ import (
 )
 
 // The classifier, CheckReport, the summary and the halt bytes moved from
-// raw-member helpers (legacy_test.go) onto pyjson handles (issue 12 item 1).
+// raw-member helpers (legacy_test.go) onto pyjson handles.
 // These tests hold the two to the same answers on every input.
 
 // diffReport fails t when the pyjson classifier and the raw-member one

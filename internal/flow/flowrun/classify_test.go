@@ -123,7 +123,7 @@ func TestReportVectors(t *testing.T) {
 }
 
 // TestAttentionReportsValidate: the attention vectors hold only Flow-valid
-// reports (flow-run.md §8.1), so CheckReport must accept them all.
+// reports, so CheckReport must accept them all.
 func TestAttentionReportsValidate(t *testing.T) {
 	for _, rel := range []string{"run-0001", "run-0002", "run-0003", "run-0004", "nightly/run-0005"} {
 		data, err := os.ReadFile(filepath.Join(flowVectors, "attended/runs", rel, "report.json"))
@@ -137,7 +137,7 @@ func TestAttentionReportsValidate(t *testing.T) {
 }
 
 // TestInconsistentShapes holds one fixture per numbered inconsistent precise
-// shape of flow-run.md §6.1 (error, outcome preserved), plus the rules that
+// shape of the report table (error, outcome preserved), plus the rules that
 // report no outcome.
 func TestInconsistentShapes(t *testing.T) {
 	env := `{"outcome":"HALTED","profile":"standard","production_eligible":false,"execution_completed":false,"model_calls":0,"external_network_calls":"unknown"}`
@@ -250,7 +250,8 @@ func TestConsistentShapes(t *testing.T) {
 	}
 }
 
-// TestClassifyExit pins flow-run.md §6.3 and mcp-surface.md §8 invariants.
+// TestClassifyExit pins the run-status invariants (docs/runs.md, "Run
+// status").
 func TestClassifyExit(t *testing.T) {
 	unsigned := []byte(`{"execution_outcome":"VERIFIED","success":true,"execution_profile":"standard","production_eligible":true}`)
 	legacyOK := []byte(`{"success":true}`)

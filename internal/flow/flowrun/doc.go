@@ -1,5 +1,5 @@
 // Package flowrun drives Flow's `openadapt-flow run` as a child process and
-// classifies its outcome (shared/spec/flow-run.md, mcp-surface.md §7–§8).
+// classifies its outcome (docs/runs.md).
 // The agent never re-implements execution: every run is one Flow process.
 //
 // The pieces, in the order serve uses them:

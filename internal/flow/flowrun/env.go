@@ -7,7 +7,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
-// allowExact is the exact-name class of mcp-surface.md §7.6.
+// allowExact is the exact-name class of the child environment allowlist
+// (docs/runs.md, "Child environment").
 var allowExact = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TMP", "TEMP", "TZ", "LANG", "LANGUAGE",
 	"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS",
@@ -29,8 +30,7 @@ var allowPrefixes = []string{"LC_", "XDG_", "OPENADAPT_"}
 
 var passEnvName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
-// MaxPassEnv is the largest number of --pass-env names (mcp-surface.md §1.3
-// rule 9).
+// MaxPassEnv is the largest number of --pass-env names.
 const MaxPassEnv = 32
 
 // ValidPassEnvName reports whether name is acceptable to --pass-env:
@@ -38,7 +38,7 @@ const MaxPassEnv = 32
 func ValidPassEnvName(name string) bool { return passEnvName().MatchString(name) }
 
 // ChildEnv returns the explicit environment of a Flow child process
-// (mcp-surface.md §7.6) from the server's environment (os.Environ() form,
+// (docs/runs.md, "Child environment") from the server's environment (os.Environ() form,
 // "NAME=value"): the exact names, on Windows also the Windows basics (case
 // insensitive there), every name starting with LC_, XDG_ or OPENADAPT_, and
 // each passEnv name that is set. Anything else is dropped: credentials,

@@ -16,21 +16,21 @@ import (
 
 // Default limits of a Flow child process.
 const (
-	// DefaultTimeout is the per-call timeout of flow-run.md §1 (600 s).
+	// DefaultTimeout is the per-call timeout of a run (600 s).
 	DefaultTimeout = 600 * time.Second
 	// DefaultTimeoutGrace is how long a timed-out group gets between SIGTERM
-	// and SIGKILL (mcp-surface.md §7.4: "send SIGTERM to the process group,
-	// wait 5 s, then send SIGKILL to the group").
+	// and SIGKILL: SIGTERM to the process group, 5 s, then SIGKILL to the
+	// group (docs/runs.md, "Process group, timeout, cancellation").
 	DefaultTimeoutGrace = 5 * time.Second
 	// DefaultCancelGrace is the grace on cancellation, which is server
-	// shutdown (mcp-surface.md §1.7: "After a 2 s grace, send SIGKILL").
+	// shutdown: SIGKILL after a 2 s grace (docs/mcp.md, "Shutdown").
 	DefaultCancelGrace = 2 * time.Second
 	// TailChars is how many trailing characters of stdout and of stderr are
-	// kept (flow-run.md §1: "keeping only the last 4000 characters of each").
+	// kept: only the last 4000 characters of each.
 	TailChars = 4000
 	// StderrKeepBytes is how many trailing bytes of stderr are kept for the
-	// local operator ([Exit.StderrKept], serve's <state>/runs/<id>.stderr,
-	// issue 11 item 4; round2-decisions 4). The same capture feeds the
+	// local operator ([Exit.StderrKept], serve's <state>/runs/<id>.stderr).
+	// The same capture feeds the
 	// [TailChars] tail, so stderr is drained once.
 	StderrKeepBytes = 64 << 10
 )

@@ -10,7 +10,7 @@ import (
 var runIDPattern = lazyre.New(`^run-[0-9a-f]{24}$`)
 
 // NewRunID returns a fresh run id: "run-" + 24 lowercase hex characters from
-// 12 bytes of crypto/rand (mcp-surface.md §6.6).
+// 12 bytes of crypto/rand.
 func NewRunID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)

@@ -1,7 +1,7 @@
 package flowrun
 
-// The raw-member classifier as it was before it moved onto pyjson handles
-// (issue 12 item 1), kept only as the oracle of the differential tests in
+// The raw-member classifier as it was before it moved onto pyjson handles,
+// kept only as the oracle of the differential tests in
 // classify_diff_test.go: each function is the previous production code with
 // its name prefixed "old"; nothing here is linked into the binary.
 
@@ -138,7 +138,8 @@ func oldClassifyObject(r map[string]json.RawMessage) reportClass {
 	if p == OutcomeVerified && !isProduction(profile) {
 		return errc(p)
 	}
-	// Rule 11: VERIFIED with success true is success (then §6.2), else error.
+	// Rule 11: VERIFIED with success true is success (then the
+	// unsigned-production rule), else error.
 	if p == OutcomeVerified {
 		if success {
 			return reportClass{status: StatusSuccess, outcome: p, productionEligible: prodEligible}

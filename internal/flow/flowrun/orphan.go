@@ -7,7 +7,7 @@ import (
 )
 
 // TerminateOrphan terminates the process group of a run left behind by a
-// dead server (mcp-surface.md §7.4), from its recorded leader PID/PGID and
+// dead server, from its recorded leader PID/PGID and
 // start time: [procgroup.TerminateOrphan], Linux only.
 func TerminateOrphan(p Process, grace time.Duration) bool {
 	return procgroup.TerminateOrphan(p.PGID, p.StartTime, grace)

@@ -11,12 +11,12 @@ import (
 )
 
 // ParamsFileName returns the parameters file name of a run:
-// "params-<run_id>.json" (flow-run.md §1).
+// "params-<run_id>.json".
 func ParamsFileName(runID string) string { return "params-" + runID + ".json" }
 
 // writeParamsFile creates dir/params-<runID>.json exclusively with mode 0600
 // and writes one JSON object mapping each parameter name to its string value
-// (flow-run.md §1 "Parameters file"). Values never go anywhere else: not in
+// (docs/runs.md, "Parameters file"). Values never go anywhere else: not in
 // argv, not in error text. An existing file is an error (exclusive
 // creation); a partially written file is removed. It is not fsynced: Flow
 // reads it through the page cache, and it is deleted when the run ends, so
@@ -60,9 +60,8 @@ func writeParamsFile(dir, runID string, params map[string]string) (path string, 
 	return path, nil
 }
 
-// RemoveParamsFile deletes a parameters file, ignoring a missing one
-// (flow-run.md §1: "delete it after the child has exited or been killed,
-// whatever happened (ignore a missing file)").
+// RemoveParamsFile deletes a parameters file, ignoring a missing one. Call
+// it after the child has exited or been killed, whatever happened.
 func RemoveParamsFile(path string) error {
 	if path == "" {
 		return nil
@@ -74,9 +73,9 @@ func RemoveParamsFile(path string) error {
 }
 
 // SweepParamsFiles deletes every orphaned parameters file
-// (params-run-<hex>.json) in dir and returns how many it removed (startup
-// step 6 of mcp-surface.md §1.5). Other names are left alone. A missing dir
-// is not an error.
+// (params-run-<hex>.json) in dir and returns how many it removed (a step
+// of serve's startup, docs/mcp.md "Startup"). Other names are left alone.
+// A missing dir is not an error.
 //
 // Only call it when no run of any server sharing dir can be in flight for
 // these files: serve calls it at startup after reconciling dead owners, and

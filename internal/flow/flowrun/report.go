@@ -13,12 +13,12 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// MaxReportSize is the largest report.json the agent reads (mcp-surface.md
-// §5.3: "report.json is a regular file per lstat, not a symlink, and ≤ 16 MiB").
+// MaxReportSize is the largest report.json the agent reads: a regular file
+// per lstat, not a symlink, of at most 16 MiB.
 const MaxReportSize = 16 << 20
 
-// ReadReport reads <runsDir>/<runID>/report.json with the path safety rules
-// of mcp-surface.md §5.3:
+// ReadReport reads <runsDir>/<runID>/report.json with these path safety
+// rules (docs/runs.md, "Report status"):
 //   - the runs root is a directory, not a symlink;
 //   - <runsDir>/<runID> is a directory per lstat, not a symlink, whose
 //     resolved path lies strictly inside the resolved root;

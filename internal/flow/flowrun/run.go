@@ -35,8 +35,7 @@ func LookFlow(flow []string) (string, error) {
 }
 
 // maxHaltJSON bounds the protected halt object copied into a [Result]
-// (mcp-surface.md §5.6: "halt is the report's halt object, or null if its
-// JSON exceeds 64 KiB").
+// (the report's halt object, or null when its JSON exceeds 64 KiB).
 const maxHaltJSON = 64 << 10
 
 // Request is one governed run. Paths must be absolute.
@@ -69,7 +68,8 @@ type Request struct {
 	Started func(Process)
 }
 
-// Args returns the exact argv of flow-run.md §1 (without resolving Flow[0]):
+// Args returns the exact argv of a run (docs/runs.md, "The command line"),
+// without resolving Flow[0]:
 //
 //	<flow…> run <bundle_dir> --run-dir <runs_dir>/<run_id> --params-file <params_file>
 //	    [--url <url>] [--config <yaml>] [--policy <p>] [<extra>…]
@@ -112,7 +112,7 @@ func (r Request) validate() error {
 	return nil
 }
 
-// CertifyArgs returns the certify argv of flow-run.md §1 (policy before
+// CertifyArgs returns the certify argv (policy before
 // config): <flow…> certify <bundle_dir> [--policy <p>] [--config <yaml>].
 func CertifyArgs(flow []string, bundleDir, policy, config string) []string {
 	args := append(append([]string{}, flow...), "certify", bundleDir)
@@ -173,7 +173,7 @@ type Runner interface {
 	Run(ctx context.Context, req Request) Result
 }
 
-// CLIRunner runs `openadapt-flow run` as a child process (flow-run.md §1).
+// CLIRunner runs `openadapt-flow run` as a child process.
 // The zero value is ready to use.
 type CLIRunner struct{}
 

@@ -161,7 +161,7 @@ func TestOutcomeCases(t *testing.T) {
 	}
 }
 
-// TestRunArgvEnvParams: the exact argv of flow-run.md §1, parameter values
+// TestRunArgvEnvParams: the exact argv of a run, parameter values
 // never in argv, the params file 0600 during the run and gone after, stdin
 // the null device, and the child environment exactly as given.
 func TestRunArgvEnvParams(t *testing.T) {
@@ -239,7 +239,7 @@ func slicesSort(s []string) {
 }
 
 // TestChildEnvThroughFake: the allowlist as the fake sees it
-// (mcp-surface.md §13.8), including an OPENADAPT_-prefixed fake knob.
+// (docs/runs.md, "Child environment"), including an OPENADAPT_-prefixed fake knob.
 func TestChildEnvThroughFake(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -7,8 +7,7 @@ import (
 
 // SplitCommand splits an operator-supplied command string (the --flow-cli
 // value) into argv words using POSIX shell quoting rules, and nothing else:
-// mcp-surface.md §1.1 says "Split with POSIX shell quoting rules: quotes and
-// backslashes only, no expansion".
+// quotes and backslashes only, no expansion.
 //
 // The rules, as in sh(1) "Quoting":
 //   - unquoted space, tab and newline separate words; runs of them count once;

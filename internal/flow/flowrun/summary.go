@@ -7,8 +7,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// Summary is the public metric allowlist of a report (flow-run.md §6.3
-// "Public metrics", mcp-surface.md §5.6 SUMMARY). A nil field is not
+// Summary is the public metric allowlist of a report (docs/runs.md,
+// "Projections"). A nil field is not
 // derivable and is omitted from JSON. Nothing else of a report may leave the
 // machine.
 type Summary struct {

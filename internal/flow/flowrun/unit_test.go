@@ -190,7 +190,7 @@ func TestSweepParamsFiles(t *testing.T) {
 	}
 }
 
-// TestReadReportSafety: mcp-surface.md §5.3 path rules.
+// TestReadReportSafety: the report's path rules (see ReadReport).
 func TestReadReportSafety(t *testing.T) {
 	root := t.TempDir()
 	runs := filepath.Join(root, "runs")

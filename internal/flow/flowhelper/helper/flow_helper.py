@@ -1,16 +1,16 @@
-# openadapt-agent Flow-side helper (flow-helper.md). Embedded in the Go
+# openadapt-agent Flow-side helper (docs/helper.md). Embedded in the Go
 # binary, written to a private 0700 directory and run with Flow's own
 # interpreter as:  INTERP [ARG] -B flow_helper.py --in-fd 4 --out-fd 5
 #
 # One JSON object per line on its own pipes (fd 4 in, fd 5 out); fd 1 is the
 # stderr pipe. Stdlib plus openadapt_flow only; Python 3.10-3.12 syntax.
 # Exception text and Flow's messages go to stderr only; a frame never carries
-# exception text (flow-helper.md 4.1, 4.4).
+# exception text.
 
 import os
 import sys
 
-# 2.3: the CWD must never be on sys.path, before any Flow import. Running a
+# The CWD must never be on sys.path, before any Flow import. Running a
 # file puts only this private directory at sys.path[0], but an empty
 # PYTHONPATH entry adds "" (the CWD).
 def _scrub_sys_path():
@@ -62,7 +62,7 @@ ATTENTION_ID = re.compile(r"^[0-9a-f]{24}$")
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:-]{16,200}$")
 
-# mcp-surface.md 5.9: each action's single disposition.
+# Each action's single disposition (docs/attended.md, Actions).
 DISPOSITIONS = {
     "continue": "completed_by_operator",
     "skip": "not_applicable",
@@ -99,7 +99,7 @@ def log(text):
 
 
 class HelperError(Exception):
-    """An error frame: kind/reason only, never text (4.1)."""
+    """An error frame: kind/reason only, never text."""
 
     def __init__(self, kind, reason, exc=None, dispatched=False):
         super().__init__(kind + "/" + str(reason))
@@ -251,7 +251,7 @@ class State:
         self.closing = False
         self.key_locks = {}
         self.key_locks_guard = threading.Lock()
-        # tutorial (t14): MockMed stop callable kept until close.
+        # tutorial: MockMed stop callable kept until close.
         self.mockmed_stop = None
 
     def key_lock(self, path, key):
@@ -373,7 +373,7 @@ def _backend_kind(d):
 
 
 def op_deployment_check(req):
-    """Read-only check for doctor and serve startup (12.3, 12.25): load the
+    """Read-only check for doctor and serve startup: load the
     config as service.open would, open no browser."""
     _check_fields(req, DEPLOYMENT_FIELDS)
     require_flow()
@@ -461,7 +461,8 @@ def decision_frame(dec):
 
 
 def classify(exc, *, dispatched, path, request):
-    """4.2, first match wins. Never looks at exception text."""
+    """The error classification (docs/helper.md, Error model), first match
+    wins. Never looks at exception text."""
     if isinstance(exc, HelperError):
         return exc
     log("attended request raised:\n" + "".join(
@@ -549,7 +550,7 @@ def _build_request(req, action):
 
 
 def _dispatch(req, action):
-    """The shared body of attended.act and attended.reconcile (3.3 steps 2-5)."""
+    """The shared body of attended.act and attended.reconcile."""
     operator = check_operator(req["operator"])
     path = resolve_run_dir(req["runs_root"], req["attention_id"])
     live = action in LIVE_ACTIONS
@@ -586,7 +587,7 @@ def op_attended_act(req):
 
 
 def op_attended_reconcile(req):
-    """12.23: the terminal's way out of delivery_uncertain. Live: needs the
+    """The terminal's way out of delivery_uncertain. Live: needs the
     open service (Flow reconciles through the deployment-bound executor)."""
     _check_fields(req, RECONCILE_FIELDS)
     require_flow()
@@ -615,10 +616,10 @@ def op_attended_replay(req):
     return {"decision": decision_frame(prior)}
 
 
-# ---------------------------------------------------------------- authoring (u15)
-# The authoring.* ops (flow-helper.md 12.2; defined in docs/authoring.md).
+# ---------------------------------------------------------------- authoring
+# The authoring.* ops (docs/authoring.md, Ops).
 # One Flow authoring session per helper, opened by authoring.open and used by
-# one op per mcp-surface.md 10.2 tool. Every session call runs on one owner
+# one op per authoring tool. Every session call runs on one owner
 # thread (Playwright's sync objects are thread-affine). Results carry only
 # the fields the tool's outputSchema allows; Go projects them again (the
 # observe projection and the PHI filter are built in Go). No op ever returns,
@@ -755,7 +756,7 @@ def _authoring_params(req):
     """The session's (backend_kind, url, headed). With deployment_config
     they come from Flow's own load_deployment of that file, with the
     server's --url / --headed applied as service.open applies them (neither
-    ever turns a value off); without it, from the request (12.2). A web
+    ever turns a value off); without it, from the request. A web
     backend needs a URL and a visible browser: the person signs in there."""
     path = req["deployment_config"]
     if path is None:
@@ -1151,14 +1152,14 @@ AUTHORING_OPS = {
 }
 
 
-# ---------------------------------------------------------------- tutorial (t14)
-# tutorial.prepare (flow-helper.md 3.3, 12.13, 12.14): Flow's own tutorial
+# ---------------------------------------------------------------- tutorial
+# tutorial.prepare (docs/helper.md, Ops): Flow's own tutorial
 # code (record, compile, certify) against MockMed's fault server, which this
 # process keeps serving until close. Reuse needs prepared.json
 # {flow_version, content_digest, helper_sha256} to match and the bundle to
 # pass Flow's integrity-checked load, consequential_step and certify.
 #
-# Shared runs directory (12.14): preparers serialise on an exclusive lock of
+# Shared runs directory: preparers serialise on an exclusive lock of
 # <work_dir>/prepare.lock; every live server that uses the bundle holds a
 # shared lock on <work_dir>/bundle.lock until it exits, and a rebuild needs
 # that lock exclusively, so a bundle in use by a live owner is never removed.
@@ -1500,7 +1501,7 @@ def emit_progress(req_id, phase, started):
 
 
 def shutdown(drain_s):
-    """Close sequence (2.8): no new requests, drain, close the service and
+    """Close sequence (docs/helper.md, Shutdown): no new requests, drain, close the service and
     MockMed. Returns the close result."""
     STATE.closing = True
     if drain_s > 0:

@@ -1,5 +1,5 @@
-"""Fabricate a real durable attended pause in place (flow-helper.md 9.3
-Recipe B), with Flow 1.32's own objects: no browser. Test asset, never
+"""Fabricate a real durable attended pause in place, with Flow 1.32's own
+objects: no browser. Test asset, never
 embedded. Usage: flow-python make_pause.py RUNS_DIR NAME
 Prints one JSON line {run_dir, attention_id, capability_digest, allowed_actions}.
 HOME / OPENADAPT_DURABLE_AUTHORITY_DB must be the helper's."""
