@@ -2,7 +2,7 @@ package cmd
 
 import "github.com/spf13/cobra"
 
-// newAuthoringCmd is `authoring`, the group of D4 authoring commands.
+// newAuthoringCmd is `authoring`, the group of authoring commands.
 func newAuthoringCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "authoring",

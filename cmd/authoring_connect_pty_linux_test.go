@@ -151,9 +151,9 @@ var realFlowConnectSkip = realflow.SkipMessage("cmd: real-Flow authoring connect
 // Against real Flow 1.32.0 (no openadapt_flow.authoring), connect on a real
 // terminal fails closed: exit 2, the explicit dependency error once on
 // stderr, and nothing sent — no claim, so the one-time bind token is not
-// spent and there is no callback at all (flow-helper.md §12.18, which wins
-// over issue 15's "each command gets the fail-closed error"; that case, the
-// session lost mid-job, is TestAuthoringConnectStubSessionGone).
+// spent and there is no callback at all (docs/mailbox.md, "Before the
+// claim"). A session lost mid-job, where each command gets the fail-closed
+// error, is TestAuthoringConnectStubSessionGone.
 func TestRealFlowAuthoringConnectFailsClosed(t *testing.T) {
 	rf := realflow.Load(t, realFlowConnectSkip)
 	T, err := filepath.EvalSymlinks(t.TempDir())

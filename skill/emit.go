@@ -82,8 +82,8 @@ var ErrFlow = errors.New("flow emit-skill failed")
 // command layer supplies one that runs openadapt-flow as a child process.
 type FlowEmitter func(ctx context.Context, bundleDir, outDir string) error
 
-// Emit wraps a Flow skill folder (docs/skills.md, "Emit"): it verifies the bundle
-// inside with the bundle package (refusing tampered, undecryptable and,
+// Emit wraps a Flow skill folder (docs/skills.md, "Emit"): it verifies the
+// bundle inside with the bundle package (refusing tampered, undecryptable and,
 // without AllowLegacy, legacy bundles with an error wrapping [ErrBundle]),
 // wraps SKILL.md ([Wrap]), normalises modes, validates the result and
 // publishes it atomically at OutDir/<name>. A failure leaves nothing behind.

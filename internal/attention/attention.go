@@ -40,7 +40,7 @@ import (
 // unknown or closed item, a missing or symlinked runs root.
 var ErrNotFound = errors.New("attention item not found")
 
-// Item is one Needs Attention card (mcp-surface.md §5.4 schema A). Field
+// Item is one Needs Attention card (docs/attended.md, "The queue"). Field
 // order and JSON names are the wire order.
 type Item struct {
 	ID                   string      `json:"id"`
@@ -59,8 +59,7 @@ type Item struct {
 	Capability           *Capability `json:"capability"`
 }
 
-// Capability is the public summary of a verified signed pause capability
-// (flow-run.md §8.2). Digest is what an MCP caller echoes back; it is
+// Capability is the public summary of a verified signed pause capability. Digest is what an MCP caller echoes back; it is
 // metadata, not authority: Flow re-validates everything on any action.
 type Capability struct {
 	Digest                 string   `json:"digest"`

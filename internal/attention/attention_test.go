@@ -335,7 +335,7 @@ func TestCapabilityRefused(t *testing.T) {
 	}
 }
 
-// TestFixtureRuns covers the §13.11 cases beyond the vector: encrypted
+// TestFixtureRuns covers the queue's cases beyond the vector: encrypted
 // pause, rejected pause, unknown and challenge categories, needs review,
 // invalid reports, terminal results.
 func TestFixtureRuns(t *testing.T) {
@@ -379,8 +379,8 @@ func TestFixtureRuns(t *testing.T) {
 		{"invalid report without pause", map[string]string{"report.json": `{"success":true,"execution_outcome":"HALTED","halt":{}}`}, nil},
 		{"invalid report with pause", map[string]string{"report.json": `[]`, "pending_escalation.json": `{"status":"approved","category":"halt"}`}, &Item{
 			Category: "halt", Status: "approved", DurablyPaused: true}},
-		// Refused by pyjson's strict core: the report is invalid (absent,
-		// §8.1) and the pause file is not an object, exactly as for a file
+		// Refused by pyjson's strict core: the report is invalid (treated as
+		// absent) and the pause file is not an object, exactly as for a file
 		// that is not JSON. encoding/json would have projected both.
 		{"duplicate-key report without pause", map[string]string{"report.json": `{"success":false,` + halted[1:]}, nil},
 		{"invalid UTF-8 report without pause", map[string]string{"report.json": strings.Replace(halted, "Jane Roe", "Jane \xffRoe", 1)}, nil},

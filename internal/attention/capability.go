@@ -18,7 +18,7 @@ var (
 
 // capabilitySummary returns the public summary of dir/attended_capability.json
 // when its signature verifies with dir/.attended_capability.key, else nil
-// (flow-run.md §8.2, mcp-surface.md §6.7 "capability").
+// (docs/attended.md, "The queue": Capability).
 func capabilitySummary(dir string) *Capability {
 	c, err := loadCapability(dir)
 	if err != nil || !c.valid {
@@ -86,7 +86,7 @@ type capability struct {
 }
 
 // capabilityJSON are the input rules of a capability file: those of every
-// digest Flow computes (flow-bundle.md §5.2, flow-run.md §8.2) — strict
+// digest Flow computes (docs/bundle.md, "Canonical JSON") — strict
 // UTF-8, no lone surrogate, no duplicate key at any depth, finite floats
 // (written back as Python's repr), CPython's integer-digit and nesting
 // bounds, no byte order mark. A file they refuse has no digest and no valid

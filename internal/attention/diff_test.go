@@ -16,7 +16,7 @@ import (
 )
 
 // The projector's reads and the capability canonical form moved from
-// raw-member helpers (legacy_test.go) onto pyjson handles (issue 12 item 1).
+// raw-member helpers (legacy_test.go) onto pyjson handles.
 // These tests hold the new code to real Flow's digests and to the old
 // answers.
 
@@ -82,7 +82,7 @@ func TestCapabilityFlowVectors(t *testing.T) {
 
 // TestCapabilityNormalizedByFlow: files Flow's model normalizes (it never
 // writes them) keep Flow's original signature valid for Flow, but the
-// agent digests the file as it is (flow-run.md §8.2): the digests differ,
+// agent digests the file as it is: the digests differ,
 // the signature is refused and no capability is offered (fail closed).
 func TestCapabilityNormalizedByFlow(t *testing.T) {
 	exp := loadFlowCap(t)

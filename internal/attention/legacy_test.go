@@ -1,7 +1,7 @@
 package attention
 
 // The raw-member projector helpers and the capability canonical form as they
-// were before they moved onto pyjson handles (issue 12 item 1), kept only as
+// were before they moved onto pyjson handles, kept only as
 // the oracle of the differential tests in diff_test.go: each function is the
 // previous production code with its name prefixed "old" (oldSummaryOf is the
 // part of the old capabilitySummary after the signature check). Nothing here

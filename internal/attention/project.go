@@ -20,7 +20,8 @@ const (
 	maxCapability = 1 << 20
 )
 
-// knownCategories are the 12 pause categories kept as is (flow-run.md §8.1).
+// knownCategories are the 12 pause categories kept as is (docs/attended.md,
+// "The queue").
 var knownCategories = map[string]bool{
 	"effect_refuted": true, "effect_indeterminate": true, "effect_escalated": true,
 	"placeholder_effect": true, "effect_unverifiable": true, "unmet_guard": true,
@@ -39,8 +40,7 @@ var humanMarkers = []string{
 	"enter verification code", "code sent to", "session expired", "sign in again", "log in again",
 }
 
-// copyTable is this project's headline / next_action copy (mcp-surface.md
-// §6.7), not Flow's.
+// copyTable is this project's headline / next_action copy, not Flow's.
 var copyTable = map[string][2]string{
 	"human_required":       {"A person must act in the application before the workflow can go on.", "Finish the sign-in, challenge, or verification yourself in the live application; OpenAdapt never answers it, and Continue only re-checks the result before resuming."},
 	"identity":             {"The target record's identity could not be confirmed.", "Check the live application and the protected evidence on this computer."},
@@ -64,7 +64,7 @@ func Headline(category string) string { return copyTable[category][0] }
 func NextAction(category string) string { return copyTable[category][1] }
 
 // project builds the item of one run directory, or ok=false when the
-// directory produces none (flow-run.md §8.1 "Inclusion").
+// directory produces none (docs/attended.md, "The queue": Inclusion).
 func (s *scanner) project(rel string) (Item, bool) {
 	dir, ok := s.inside(rel)
 	if !ok {

@@ -240,7 +240,7 @@ func (s *stub) writeConfig(t *testing.T, cfg map[string]any) string {
 
 // authoring.open takes the backend kind, URL and headed flag from the
 // deployment config, read by the helper with Flow's loader; --url and
-// --headed override it (flow-helper.md §12.2, §12.3).
+// --headed override it (docs/authoring.md, "Configuration").
 func TestStubSessionFromDeploymentConfig(t *testing.T) {
 	override := "https://override.example/login"
 	for _, tc := range []struct {

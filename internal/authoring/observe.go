@@ -10,7 +10,7 @@ import (
 // ObserveSchema is the schema_version of the observe projection.
 const ObserveSchema = "openadapt.authoring.observe/v1"
 
-// Limits of the observe projection (mcp-surface.md §10.2).
+// Limits of the observe projection (docs/authoring.md, "Projections").
 const (
 	MaxObserveNodes = 200
 	MaxObserveBytes = 32 * 1024

@@ -82,8 +82,8 @@ type CoachGetResult struct {
 	Hint *string `json:"hint"`
 }
 
-// ErrorResult is a tool-level refusal on the MCP wire
-// (flow-helper.md §12.16): {"status":"error","reason":"<code>"}.
+// ErrorResult is a tool-level refusal on the MCP wire:
+// {"status":"error","reason":"<code>"} with a lowercase code.
 type ErrorResult struct {
 	Status string `json:"status"`
 	Reason Code   `json:"reason"`

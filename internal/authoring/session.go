@@ -6,8 +6,8 @@ import (
 )
 
 // Session is one live authoring session (Flow's openadapt_flow.authoring
-// session, held by the Flow helper). Call runs the closed op of one §10.2
-// tool, named by the tool ("observe", "click", …), with arguments the caller
+// session, held by the Flow helper). Call runs the closed op of one
+// authoring tool (docs/authoring.md, "MCP tools"), named by the tool ("observe", "click", …), with arguments the caller
 // has already validated against that tool's closed input schema, and returns
 // the session's raw result object. The raw result is untrusted: callers pass
 // it through the projection of that tool before it reaches any wire.
@@ -22,11 +22,12 @@ type Session interface {
 }
 
 // Code is a tool-level refusal code. Codes are lowercase everywhere on the MCP
-// wire (flow-helper.md §12.16); the mailbox keeps the hosted contract's
+// wire; the mailbox keeps the hosted contract's
 // spelling where it differs (see [Code.Mailbox]).
 type Code string
 
-// The refusal codes of the authoring tools (mcp-surface.md §10.2, mailbox.md §5).
+// The refusal codes of the authoring tools (docs/authoring.md, "MCP tools";
+// docs/mailbox.md, "Codes and results").
 const (
 	CodeStaleNode            Code = "stale_node"
 	CodeInFlight             Code = "in_flight"
@@ -46,7 +47,7 @@ const (
 // contract (openadapt-types AuthoringErrorCodeV1, which the service validates
 // callbacks against) spells two codes in capitals: COACH_ONLY and
 // RECONCILIATION_REQUIRED. Interop is exact, so the mailbox keeps them; the
-// MCP wire uses the lowercase [Code] (flow-helper.md §12.16).
+// MCP wire uses the lowercase [Code].
 func (c Code) Mailbox() string {
 	switch c {
 	case CodeCoachOnly:

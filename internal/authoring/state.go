@@ -8,7 +8,7 @@ import (
 )
 
 // UserStateDir is the per-user state directory of openadapt-agent
-// (mcp-surface.md amendments, C10 reversed): $XDG_STATE_HOME/openadapt-agent,
+// (outside any runs folder): $XDG_STATE_HOME/openadapt-agent,
 // else ~/.local/state/openadapt-agent; ~/Library/Application
 // Support/openadapt-agent on macOS; %LOCALAPPDATA%\openadapt-agent on
 // Windows. getenv is os.Getenv in production.

@@ -265,7 +265,7 @@ func TestRunsDir(t *testing.T) {
 		{name: "under a file", opts: Options{RunsDir: filepath.Join(file, "runs"), RunsDirSet: true}, wantStatus: Fail, wantMsg: "the runs folder does not exist and cannot be created here"},
 		{name: "state folder is a symlink", opts: Options{RunsDir: badState, RunsDirSet: true}, wantStatus: Fail, wantMsg: "the agent state folder .openadapt-agent inside the runs folder is not a real folder"},
 		// serve's default is the per-user state folder: absolute, so it works
-		// from any folder (round2-decisions.md 3).
+		// from any folder.
 		{name: "default is the per-user state folder", wantStatus: OK, wantMsg: "the runs folder does not exist yet; serve creates it (mode 0700)"},
 		{name: "explicit relative", opts: Options{RunsDir: "runs", RunsDirSet: true}, wantStatus: Warn, wantMsg: "the runs folder does not exist yet; serve creates it (mode 0700), but the path is relative"},
 	}

@@ -33,7 +33,8 @@ func TestHelperHookInReport(t *testing.T) {
 }
 
 // shWrapper is realflow's kind of Flow command: a #!/bin/sh wrapper,
-// from which no interpreter can be derived (flow-helper.md §2.2 item 3).
+// from which no interpreter can be derived (docs/helper.md, "Finding the
+// interpreter").
 func shWrapper(t *testing.T, version string) string {
 	t.Helper()
 	dir := t.TempDir()

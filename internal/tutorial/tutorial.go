@@ -1,6 +1,6 @@
 // Package tutorial prepares Flow's synthetic MockMed tutorial for `serve`'s
-// tutorial mode and `openadapt-agent tutorial prepare` (mcp-surface.md §10.1,
-// flow-helper.md §3.3 tutorial.prepare and §12 items 9–14, 21).
+// tutorial mode and `openadapt-agent tutorial prepare`, through the helper's
+// tutorial.prepare op (docs/helper.md, "Ops").
 //
 // Flow is the authority: the bundle is recorded, compiled and certified by
 // Flow's own tutorial code inside the Flow-side helper, which also keeps
@@ -34,15 +34,15 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// WorkflowID is the tutorial's fixed workflow id (mcp-surface.md §5.6).
+// WorkflowID is the tutorial's fixed workflow id.
 const WorkflowID = "local_quickstart"
 
 // ToolName is the tutorial's run tool.
 const ToolName = "run_local_quickstart"
 
 // Note is Flow's TUTORIAL_NOTE (tutorial.py:66): the server writes the fixed
-// parameters file {"note": Note} for every tutorial run (flow-helper.md
-// §12.12); the tool itself takes only idempotency_key.
+// parameters file {"note": Note} for every tutorial run; the tool itself
+// takes only idempotency_key.
 const Note = "Synthetic follow-up in two weeks"
 
 // EntryQuery is Flow's TUTORIAL_ENTRY_QUERY (tutorial.py:78).
@@ -71,7 +71,7 @@ var phaseText = map[string]string{
 }
 
 // KnownPhase reports whether p is one of the helper's tutorial.prepare
-// phases (flow-helper.md §12.13); anything else fails the frame schema.
+// phases; anything else fails the frame schema.
 func KnownPhase(p string) bool {
 	switch p {
 	case "lock", "mockmed", "verify", "replace", "record", "compile", "certify", "deployment":
@@ -80,8 +80,8 @@ func KnownPhase(p string) bool {
 	return false
 }
 
-// Request is tutorial.prepare's request (flow-helper.md §3.3 plus the
-// instance of §12.14 and the operator's --policy).
+// Request is tutorial.prepare's request, with the instance (it names the
+// per-instance deployment config) and the operator's --policy.
 type Request struct {
 	WorkDir  string
 	Headed   bool
@@ -115,7 +115,7 @@ type Options struct {
 	// StateDir is the agent state directory (0700, existing); the exemption
 	// record is StateDir/tutorial-<Instance>.json.
 	StateDir string
-	// Instance is the owner id (mcp-surface.md §7.1), 16 lowercase hex.
+	// Instance is the owner id, 16 lowercase hex.
 	Instance string
 	Headed   bool
 	Policy   string
@@ -128,8 +128,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Error is a failed preparation. Its text is the operator message of
-// flow-helper.md §12.13; Err (protected detail: may hold paths) is for logs.
+// Error is a failed preparation. Its text is the operator message: the
+// phase that failed and where the details are; Err (protected detail: may
+// hold paths) is for logs.
 type Error struct {
 	Phase string
 	Err   error
@@ -285,7 +286,7 @@ func (s *Session) Alive() bool { return s.h.Alive() }
 
 // Exempt re-verifies the prepared bundle now and reports whether its digest
 // equals the one recorded in <state>/tutorial-<instance>.json
-// (flow-helper.md §12.10). dir is the bundle directory the caller is about to
+// (the tutorial's only admission exemption). dir is the bundle directory the caller is about to
 // run. Any doubt (record missing or changed, another directory, a bundle that
 // no longer verifies, a different digest) is false: admission_required.
 func (s *Session) Exempt(dir string) bool {

@@ -12,7 +12,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
 )
 
-// Timing of the client (mailbox.md §2–§5, flow-helper.md §12.17).
+// Timing of the client (docs/mailbox.md, "Transport" and "Handling a
+// command").
 const (
 	PollPause       = 1 * time.Second        // the local pause after a 204
 	HaltedCap       = 500 * time.Millisecond // the halted callback on SIGINT/SIGTERM
@@ -26,7 +27,7 @@ const (
 	BoundSentence = "OpenAdapt is installed on this computer, so an agent can drive only through OpenAdapt."
 )
 
-// The mailbox's own refusal codes (mailbox.md §5). Session refusals use
+// The mailbox's own refusal codes (docs/mailbox.md, "Codes and results"). Session refusals use
 // [authoring.Code.Mailbox].
 const (
 	codeNotAllowed     = "not_allowed"
@@ -339,7 +340,8 @@ func (c *client) answerDone(ctx context.Context, id, tool string, result any) er
 	return c.send(ctx, "callback", map[string]any{"command_id": id, "status": "done", "result": result})
 }
 
-// handle applies mailbox.md §5 to one well-formed envelope, in order: a
+// handle applies docs/mailbox.md, "Handling a command", to one well-formed
+// envelope, in order: a
 // replayed id, the sticky reconciliation state, expiry, the pack, the tool,
 // its arguments, Allow per subject, then the session.
 func (c *client) handle(ctx context.Context, e Envelope) error {

@@ -1,5 +1,7 @@
 // Package mailbox is the outbound client of OpenAdapt's hosted authoring
-// mailbox (mailbox.md, flow-helper.md §12.17–18): it parses the
+// mailbox (docs/mailbox.md), used by `authoring connect`. It lives with the
+// authoring feature because it drives the same [authoring.Session] the MCP
+// tools drive, and answers with the same projections. It parses the
 // openadapt://runner link a person pastes, claims the job with its one-time
 // oab_ bind token, polls for commands with wait_seconds 0, asks the person on
 // the controlling terminal to Allow each OAuth subject, runs allowed commands

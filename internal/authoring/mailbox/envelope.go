@@ -14,7 +14,7 @@ const EnvelopeSchema = "openadapt.authoring.command/v1"
 // MaxEnvelopeBytes bounds one command envelope.
 const MaxEnvelopeBytes = 8 << 10
 
-// Patterns of the envelope (mailbox.md §4; openadapt-types
+// Patterns of the envelope (docs/mailbox.md, "The command envelope"; openadapt-types
 // authoring-command-v1). command_id accepts what the clients accept, wider
 // than the service's cmd_ + 26 ULID characters.
 var (
@@ -63,7 +63,8 @@ type errEnvelope struct{ CommandID string }
 
 func (e *errEnvelope) Error() string { return "malformed command envelope" }
 
-// DecodeEnvelope decodes one command envelope (mailbox.md §4): a JSON object
+// DecodeEnvelope decodes one command envelope (docs/mailbox.md, "The command
+// envelope"): a JSON object
 // of at most [MaxEnvelopeBytes] with no duplicate keys, only the contract's
 // fields, every required field, and each field of its declared shape.
 // Unknown fields, an oversized envelope or a bad field give an error (the

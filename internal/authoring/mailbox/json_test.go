@@ -13,7 +13,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// The body parser transport.go had before issue 12 moved it onto pyjson
+// The body parser transport.go had before it moved onto pyjson
 // (two encoding/json passes: a token walk for duplicates and depth, then a
 // decode), kept here only as the differential's oracle.
 
@@ -153,7 +153,7 @@ func TestBodyParserDifferential(t *testing.T) {
 	for _, s := range bodySeeds() {
 		checkBodyDifferential(t, []byte(s))
 	}
-	// The rules the spec and the old parser share, pinned.
+	// The rules the mailbox contract and the old parser share, pinned.
 	for s, ok := range map[string]bool{
 		`{"r":{"a":1,"a":2}}`: false, // a duplicate at any depth
 		`{"d":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`: true,

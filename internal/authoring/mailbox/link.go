@@ -65,7 +65,8 @@ type Link struct {
 	Origin string // the mailbox origin requests go to
 }
 
-// ParseLink parses and validates an openadapt://runner link (mailbox.md §1).
+// ParseLink parses and validates an openadapt://runner link (docs/mailbox.md,
+// "The runner link").
 // originEnv is the value of [OriginEnv] ("" when unset). The link is
 // exactly
 //

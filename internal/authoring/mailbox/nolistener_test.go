@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// No production code opens a listener (mailbox.md: the client only makes
+// No production code opens a listener (docs/mailbox.md: the client only makes
 // outbound requests; the project opens no HTTP listener anywhere). Test
 // support under internal/testing/ and _test.go files may.
 func TestNoListenerInProductionCode(t *testing.T) {

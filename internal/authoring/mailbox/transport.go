@@ -17,7 +17,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
-// Transport limits (mailbox.md §2).
+// Transport limits (docs/mailbox.md, "Transport").
 const (
 	RequestTimeout  = 10 * time.Second
 	MaxResponseBody = 64 << 10
@@ -25,7 +25,7 @@ const (
 
 // ErrFatal is wrapped by responses that end the client at once: 401 (the
 // credential was rejected), 404 (unknown job), 409 (already claimed) and 410
-// (expired) (flow-helper.md §12.17).
+// (expired) (docs/mailbox.md, "Ending").
 var ErrFatal = errors.New("the mailbox ended the session")
 
 // ErrBadResponse is wrapped by a response the client does not accept (no
@@ -166,7 +166,7 @@ func noStore(h http.Header) bool {
 }
 
 // bodyOptions are the rules of every JSON body the mailbox sends
-// (mailbox.md §2, §4), read by the project's one strict core
+// (docs/mailbox.md, "Transport"), read by the project's one strict core
 // (internal/util/pyjson) in one pass: one object and nothing after it but
 // whitespace, no duplicate key at any depth (a parser differential on
 // oauth_sub_sha256 or tool must not exist between the service and this

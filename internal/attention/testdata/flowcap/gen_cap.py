@@ -51,7 +51,7 @@ print(len(cases))
 # Flow issued: pydantic normalizes them (an extra member dropped, 0.0 read
 # as the int 0, the int 1 as the float 1.0, a missing member defaulted), so
 # Flow's digest is the original one while the file's own canonical form
-# differs. The agent computes the digest from the file (flow-run.md §8.2)
+# differs. The agent computes the digest from the file as it is
 # and so refuses these signatures (fail closed: no capability offered).
 base = open(os.path.join(out, "sv3-0.json")).read()
 variants = {
