@@ -76,7 +76,7 @@ func TestAttendedProgressWhileDispatched(t *testing.T) {
 	}
 	// Answer the release key; the fake then answers the held act.
 	if _, err := srv.helper.h.Act(ctx, flowhelper.ActRequest{RunsRoot: a.runsDir, AttentionID: a.item.ID, CapabilityDigest: a.item.Capability.Digest,
-		IdempotencyKey: release, Action: "escalate", Disposition: "needs_assistance", DecidedBy: "automation", Operator: srv.helper.operator}); err != nil {
+		IdempotencyKey: release, Action: "escalate", Disposition: "needs_assistance", DecidedBy: "automation", Operator: srv.helper.h.Operator()}); err != nil {
 		t.Fatal(err)
 	}
 	res := <-result

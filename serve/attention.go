@@ -2,28 +2,64 @@ package serve
 
 import (
 	"context"
+	"io"
 	"maps"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 )
 
-// Needs Attention (§5.4, §5.5, §6.7), read natively and PHI-safe through
-// internal/attention.
+// attentionTools are the Needs Attention tools (docs/attended.md "The
+// queue"): list_needs_attention and get_attention_item, read natively and
+// PHI-safe through internal/attention on every server, and the attended
+// actions (attended.go) with --allow-attended-actions.
+type attentionTools struct {
+	opts    *Options
+	runsDir string
+	helper  *helperProc // nil without a helper
+	// live is true when the attended live session opened: continue and
+	// skip are registered.
+	live bool
+	// cat serves the step ids a decision may name as its next step.
+	cat     *catalog
+	confirm *confirmer
+	stderr  io.Writer
 
-func (s *Server) listAttention(context.Context, *toolCall) (any, *failure) {
-	items := attention.List(s.prep.runsDir)
+	operatorWarned sync.Once
+}
+
+func newAttentionTools(opts *Options, runsDir string, helper *helperProc, live bool, cat *catalog, confirm *confirmer, stderr io.Writer) *attentionTools {
+	return &attentionTools{opts: opts, runsDir: runsDir, helper: helper, live: live, cat: cat, confirm: confirm, stderr: stderr}
+}
+
+// actions reports whether the attended actions are served.
+func (t *attentionTools) actions() bool { return t.opts.AllowAttendedActions && t.helper != nil }
+
+// register adds the two Needs Attention tools, then the attended actions.
+func (t *attentionTools) register(reg *registry) {
+	reg.add(toolDef{name: toolListAttention, title: "List Needs Attention",
+		desc:  "Lists PHI-safe local halt cards and their exact currently allowed attended actions. Names, observed text, parameters, reports and paths are never returned.",
+		input: inputEmpty, success: queueSchema}, t.listAttention)
+	reg.add(toolDef{name: toolGetAttention, title: "Get Needs Attention item",
+		desc:  "Reloads one Needs Attention card by opaque id before an operator decision. Use the newly returned capability digest; stale digests are refused.",
+		input: inputGetAttention, success: attentionSchema, precheck: attentionIDNotFound}, t.getAttention)
+	t.registerActions(reg)
+}
+
+func (t *attentionTools) listAttention(context.Context, *toolCall) (any, *failure) {
+	items := attention.List(t.runsDir)
 	if items == nil {
 		items = []attention.Item{}
 	}
-	// The wrapper fields follow helper liveness (flow-helper.md §2.9).
-	enabled := s.opts.AllowAttendedActions && s.helper.alive()
-	return queueP{OpenCount: len(items), ActionsEnabled: enabled, LiveActionsReady: enabled && s.helper.live, Items: items}, nil
+	// The wrapper fields follow the helper's liveness.
+	enabled := t.opts.AllowAttendedActions && t.helper.alive()
+	return attentionQueue{OpenCount: len(items), ActionsEnabled: enabled, LiveActionsReady: enabled && t.live, Items: items}, nil
 }
 
 // attentionIDNotFound makes a malformed id string one more "not found"
-// (§5.5) when the arguments are otherwise valid; only a wrong type is
+// when the arguments are otherwise valid; only a wrong type is
 // invalid_arguments.
 func attentionIDNotFound(args map[string]any, input *jsonschema.Resolved) *failure {
 	if v, ok := args["attention_id"].(string); ok && !attention.ValidID(v) {
@@ -36,9 +72,9 @@ func attentionIDNotFound(args map[string]any, input *jsonschema.Resolved) *failu
 	return nil
 }
 
-func (s *Server) getAttention(_ context.Context, c *toolCall) (any, *failure) {
+func (t *attentionTools) getAttention(_ context.Context, c *toolCall) (any, *failure) {
 	id, _ := c.args["attention_id"].(string)
-	it, err := attention.Get(s.prep.runsDir, id)
+	it, err := attention.Get(t.runsDir, id)
 	if err != nil {
 		return nil, fail(CodeAttentionNotFound)
 	}
@@ -46,9 +82,10 @@ func (s *Server) getAttention(_ context.Context, c *toolCall) (any, *failure) {
 	return it, nil
 }
 
-// attentionForRun is the fresh item for an agent run directory, or nil.
-func (s *Server) attentionForRun(runID string) any {
-	if it := attention.ForRun(s.prep.runsDir, runID); it != nil {
+// attentionForRun is the fresh item for a run of this server, or nil: a
+// halted run's result carries it.
+func attentionForRun(runsDir, runID string) any {
+	if it := attention.ForRun(runsDir, runID); it != nil {
 		return it
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
-// auditRec is the typed audit record of §11. The writer accepts only this
+// auditRec is the typed audit record (docs/mcp.md "Audit log"). The writer accepts only this
 // type; every string field is an enum, a registered tool name, or an id that
 // passed its pattern and belongs to this server. Handlers set ids only after
 // resolving them, so an unknown caller-supplied id is never recorded.
@@ -51,11 +51,22 @@ type auditLine struct {
 	Protocol   *string `json:"protocol"`
 }
 
+// auditLog is the audit log: one JSON line per tools/call and per run
+// end, or nothing when it is off (f nil).
 type auditLog struct {
 	mu     sync.Mutex
 	f      *os.File
 	warned bool
 	warn   func()
+
+	sessMu   sync.Mutex
+	sessions map[*mcp.ServerSession]string
+}
+
+// newAuditLog writes to f (nil: off); warn is called once, at the first
+// failed write.
+func newAuditLog(f *os.File, warn func()) *auditLog {
+	return &auditLog{f: f, warn: warn}
 }
 
 var knownProtocols = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
@@ -120,24 +131,25 @@ func randomHex(n int) string {
 }
 
 // sessionID returns the random per-session audit id.
-func (s *Server) sessionID(ss *mcp.ServerSession) *string {
+func (a *auditLog) sessionID(ss *mcp.ServerSession) *string {
 	if ss == nil {
 		return nil
 	}
-	s.sessMu.Lock()
-	defer s.sessMu.Unlock()
-	if s.sessions == nil {
-		s.sessions = map[*mcp.ServerSession]string{}
+	a.sessMu.Lock()
+	defer a.sessMu.Unlock()
+	if a.sessions == nil {
+		a.sessions = map[*mcp.ServerSession]string{}
 	}
-	id, ok := s.sessions[ss]
+	id, ok := a.sessions[ss]
 	if !ok {
 		id = randomHex(8)
-		s.sessions[ss] = id
+		a.sessions[ss] = id
 	}
 	return &id
 }
 
-func (s *Server) writeAudit(ss *mcp.ServerSession, rec *auditRec, start time.Time, isErr bool) {
+// call writes the tool_call line of one tools/call.
+func (a *auditLog) call(ss *mcp.ServerSession, rec *auditRec, start time.Time, isErr bool) {
 	var proto *string
 	if ss != nil {
 		if ip := ss.InitializeParams(); ip != nil {
@@ -155,16 +167,16 @@ func (s *Server) writeAudit(ss *mcp.ServerSession, rec *auditRec, start time.Tim
 		ok := "ok"
 		status = &ok
 	}
-	s.audit.write(auditLine{
-		Event: "tool_call", Session: s.sessionID(ss), Tool: tool, Status: status, Code: rec.Code,
+	a.write(auditLine{
+		Event: "tool_call", Session: a.sessionID(ss), Tool: tool, Status: status, Code: rec.Code,
 		IsError: isErr, DurationMS: time.Since(start).Milliseconds(), Replayed: rec.Replayed,
 		auditIDs: rec.auditIDs, Protocol: proto,
 	})
 }
 
-// auditRunEnd writes the run_end line of a run that became terminal.
-func (s *Server) auditRunEnd(workflowID, runID, status string, dur time.Duration) {
-	s.audit.write(auditLine{
+// runEnd writes the run_end line of a run that became terminal.
+func (a *auditLog) runEnd(workflowID, runID, status string, dur time.Duration) {
+	a.write(auditLine{
 		Event: "run_end", Status: &status, DurationMS: dur.Milliseconds(),
 		auditIDs: auditIDs{WorkflowID: &workflowID, RunID: &runID},
 	})

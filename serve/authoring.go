@@ -13,20 +13,21 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/authoring"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
-// D4 authoring tools (mcp-surface.md §10.2; flow-helper.md §12.1, §12.2,
-// §12.16). Every tool reaches Flow's authoring session through the helper's
-// authoring.<tool> op (docs/authoring.md); every result is a closed
-// projection built in internal/authoring from validated values. A
-// tool-level refusal is {"status":"error","reason":"<code>"}.
+// The authoring tools (docs/authoring.md). Every tool reaches Flow's
+// authoring session through the helper's authoring.<tool> op; every result
+// is a closed projection built in internal/authoring from validated
+// values. A tool-level refusal is {"status":"error","reason":"<code>"}.
 
-// authoringState is the open session. The last answer (get_command_result)
-// and the bind status are the helper's (authoring.get_command_result,
-// authoring.bind_status).
-type authoringState struct {
-	sess *authoring.HelperSession
-	mu   sync.Mutex
+// authoringTools are the 14 authoring tools over the open session. The
+// last answer (get_command_result) and the bind status are the helper's
+// (authoring.get_command_result, authoring.bind_status).
+type authoringTools struct {
+	sess    *authoring.HelperSession
+	confirm *confirmer // admit's form
+	mu      sync.Mutex
 	// the pause of a pause_for_input until continue_input
 	pauseParam string
 	paused     bool
@@ -38,7 +39,7 @@ var (
 	annAuthAdmit = &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: boolPtr(false), IdempotentHint: true, OpenWorldHint: boolPtr(false)}
 )
 
-// The refusal codes of the authoring tools (lowercase, §12.16).
+// The refusal codes of the authoring tools (lowercase).
 var authoringReasons = []authoring.Code{
 	authoring.CodeStaleNode, authoring.CodeInFlight, authoring.CodeCoachOnly, authoring.CodeNotRecording,
 	authoring.CodeNotPaused, authoring.CodeMissingSecretType, authoring.CodeAdmitRefused,
@@ -162,19 +163,18 @@ var authTools = []authTool{
 }
 
 // authoringOnly is a server with --authoring and no bundles: it registers
-// only the authoring tools (§4.2).
+// only the authoring tools.
 func (o Options) authoringOnly() bool { return o.Authoring && o.Bundles == "" }
 
-// registerAuthoring adds the 14 tools of §10.2 in order.
-func (s *Server) registerAuthoring() {
-	if !s.opts.Authoring || s.authoring == nil {
+// register adds the 14 authoring tools in order (none without a session).
+func (a *authoringTools) register(reg *registry) {
+	if a == nil {
 		return
 	}
 	for _, t := range authTools {
-		t := t
-		s.addTool(toolDef{name: t.name, title: t.title, desc: t.desc, input: compact(t.input),
+		reg.add(toolDef{name: t.name, title: t.title, desc: t.desc, input: compact(t.input),
 			success: authOut(t.result), ann: t.ann, rawResult: t.rawResult}, func(ctx context.Context, c *toolCall) (any, *failure) {
-			return s.authoringCall(ctx, c, t.name)
+			return a.call(ctx, c, t.name)
 		})
 	}
 }
@@ -264,8 +264,8 @@ func confirmAccepted(v any, present bool) bool {
 
 const admitElicit = "Admit this compiled draft as the person who taught it? OpenAdapt pre-filled the schema, authority, effect contract, environment and digest from the recording; admitting does not mint a Seal or write a ledger row."
 
-func (s *Server) authoringCall(ctx context.Context, c *toolCall, tool string) (any, *failure) {
-	a := s.authoring
+// call is one authoring tool call through the helper's session.
+func (a *authoringTools) call(ctx context.Context, c *toolCall, tool string) (any, *failure) {
 	call := func(args map[string]any) (map[string]any, error) { return a.sess.Call(ctx, tool, args) }
 	switch tool {
 	case "bind_status":
@@ -339,7 +339,8 @@ func (s *Server) authoringCall(ctx context.Context, c *toolCall, tool string) (a
 		}
 		return projectAnswer(tool, raw, map[string]any{"hint": h})
 	case "admit":
-		// §12.16: schema (done) → token → session has admit → elicitation.
+		// The schema (checked), the token, the session's admit, then the
+		// operator's form.
 		v, present := c.args["confirm"]
 		if !confirmAccepted(v, present) {
 			return refusal(authoring.CodeAdmitRefused), nil
@@ -347,7 +348,7 @@ func (s *Server) authoringCall(ctx context.Context, c *toolCall, tool string) (a
 		if !a.sess.Info.Admit {
 			return refusal(authoring.CodeAuthoringUnavailable), nil
 		}
-		if body, f := s.confirm(ctx, c, attendedTool{name: "admit", elicit: admitElicit}, "", ""); body != nil || f != nil {
+		if body, f := a.confirm.ask(ctx, c, "admit", admitElicit, "", ""); body != nil || f != nil {
 			return body, f
 		}
 		args := map[string]any{}
@@ -363,15 +364,15 @@ func (s *Server) authoringCall(ctx context.Context, c *toolCall, tool string) (a
 	return nil, fail(CodeInternalError)
 }
 
-// startAuthoring is flow-helper.md §2.1 step e plus authoring.open: it fails
-// closed with the §12.1 message when the installed Flow has no usable
-// openadapt_flow.authoring. The session's backend kind, URL and headed flag
-// come from --config (§12.2), read by the helper with Flow's own loader,
-// --url and --headed overriding it as for the attended service; without
-// --config, --url selects a fresh browser (which needs --headed) and no
-// --url the local window.
-func (s *Server) startAuthoring(ctx context.Context, h *flowhelper.Helper) error {
-	o := s.opts
+// startAuthoring opens the authoring session on the helper (docs/helper.md
+// "Startup"): it fails closed with the exact message when the installed
+// Flow has no usable openadapt_flow.authoring. The session's backend kind,
+// URL and headed flag come from --config (read by the helper with Flow's
+// own loader), --url and --headed overriding it as for the attended
+// service; without --config, --url selects a fresh browser (which needs
+// --headed) and no --url the local window. Its recording goes to
+// <state>/authoring/<instance>.
+func startAuthoring(ctx context.Context, o Options, p *helperProc, st *runstore.State, instance, runsDir string) (*authoringTools, error) {
 	req := flowhelper.AuthoringOpenRequest{Headed: o.Headed}
 	if o.URL != "" {
 		u := o.URL
@@ -380,34 +381,33 @@ func (s *Server) startAuthoring(ctx context.Context, h *flowhelper.Helper) error
 	if o.Config != "" {
 		abs, err := filepath.Abs(o.Config)
 		if err != nil {
-			return configErrorf("the deployment config could not be read: %s", o.Config)
+			return nil, configErrorf("the deployment config could not be read: %s", o.Config)
 		}
 		req.DeploymentConfig = abs
 	} else {
 		req.BackendKind = authoring.Backend(o.URL)
 	}
-	out := filepath.Join(s.state.Dir(), "authoring", s.instance)
+	out := filepath.Join(st.Dir(), "authoring", instance)
 	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
-		return configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", s.prep.runsDir)
+		return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", runsDir)
 	}
 	if err := os.Mkdir(out, 0o700); err != nil {
-		return configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", s.prep.runsDir)
+		return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", runsDir)
 	}
 	req.OutDir = out
-	sess, err := authoring.OpenOn(ctx, h, req)
+	sess, err := authoring.OpenOn(ctx, p.h, req)
 	if err != nil {
 		_ = os.Remove(out) // still empty: nothing was recorded
 		var ue *authoring.UnavailableError
 		var ce *authoring.ConfigError
 		switch {
 		case errors.As(err, &ue):
-			return configErrorf("openadapt_flow.authoring is not available with openadapt-flow %s; --authoring fails closed", flowhelper.CleanVersion(ue.FlowVersion))
+			return nil, configErrorf("openadapt_flow.authoring is not available with openadapt-flow %s; --authoring fails closed", flowhelper.CleanVersion(ue.FlowVersion))
 		case errors.As(err, &ce):
 			ce.Config = o.Config
-			return configErrorf("%s", ce.Error())
+			return nil, configErrorf("%s", ce.Error())
 		}
-		return configErrorf("the authoring session could not be started; see the protected local log")
+		return nil, configErrorf("the authoring session could not be started; see the protected local log")
 	}
-	s.authoring = &authoringState{sess: sess}
-	return nil
+	return &authoringTools{sess: sess}, nil
 }

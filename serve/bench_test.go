@@ -50,7 +50,7 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	id := s.cat.workflows[0].id
+	id := s.catalog.cat.workflows[0].id
 	args := map[string]any{"workflow": id}
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_workflow", Arguments: args})
@@ -90,7 +90,7 @@ func BenchmarkServeReadRoundTrip(b *testing.B) {
 	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
 		b.Fatal(err)
 	}
-	frame := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_workflow","arguments":{"workflow":"` + s.cat.workflows[0].id + `"}}}`
+	frame := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_workflow","arguments":{"workflow":"` + s.catalog.cat.workflows[0].id + `"}}}`
 	if r := call(frame); !strings.Contains(r, `"isError":false`) && strings.Contains(r, `"isError":true`) {
 		b.Fatal(r)
 	}

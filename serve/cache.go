@@ -22,8 +22,8 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
-// The verified-digest cache (mcp-surface.md §7.1; round2-decisions 2, 17):
-// the result of each bundle's last FULL verification, keyed per bundle on
+// The verified-digest cache (docs/mcp.md "Startup"), in the per-user cache
+// folder: the result of each bundle's last FULL verification, keyed per bundle on
 // the identity of every entry of the bundle folder, walked without
 // following any link: the folder itself, every sub-folder and every file
 // (so every file full verification reads, including unlisted
@@ -35,8 +35,9 @@ import (
 // The identity is taken before the verification that produced the entry,
 // so any change made while verifying or later changes it; a folder with an
 // entry changed within [racyWindow] of the snapshot is not cached, since a
-// second change in the same clock tick could keep every identity. It serves listing only: a run
-// re-verifies its bundle in full (verifyForRun), and Flow verifies it again.
+// second change in the same clock tick could keep every identity. It
+// serves listing only: a run re-verifies its bundle in full
+// (verifyForRun), and Flow verifies it again.
 //
 // Sealed results depend on the key: the file holds one key check, an HMAC
 // under scrypt(key, salt) with Flow's own cost (one derivation per start,
@@ -50,7 +51,9 @@ const (
 	// maxSnapshot bounds the entries walked per bundle; a larger bundle
 	// folder is verified at every start instead of being cached.
 	maxSnapshot = 4096
-	kcR, kcP    = 8, 1
+	// keyCheckR and keyCheckP are the key check's scrypt block size and
+	// parallelism (Flow's seal defaults).
+	keyCheckR, keyCheckP = 8, 1
 )
 
 // keyCheckN is the key check's scrypt cost: Flow's seal default (N=2^15,
@@ -307,20 +310,20 @@ func parentOf(rel string) string {
 func name0(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
 
 // cachePath is the cache file of one bundles root in the per-user cache
-// folder (round2-decisions.md 2: in every mode, never in the runs folder),
-// one file per root so that servers of different roots do not evict each
-// other. "" when the cache is off.
-func (s *Server) cachePath(root string) string {
-	if s.prep.cacheDir == "" || s.opts.AllowProtectedExport {
+// folder (in every mode, never in the runs folder), one file per root so
+// that servers of different roots do not evict each other. "" when the
+// cache is off.
+func (s *bundleLoader) cachePath(root string) string {
+	if s.cacheDir == "" || s.export {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(root))
-	return filepath.Join(s.prep.cacheDir, cacheName+"-"+hex.EncodeToString(sum[:8])+".json")
+	return filepath.Join(s.cacheDir, cacheName+"-"+hex.EncodeToString(sum[:8])+".json")
 }
 
 // prepareCacheDir creates the cache folder 0700 and checks it is a real
 // folder, not a symlink, with no group or other permission bits. A folder
-// that fails is not used (and not changed: round2-decisions.md 23).
+// that fails is not used (and not changed).
 func prepareCacheDir(dir string) bool {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false
@@ -346,8 +349,8 @@ type rootCache struct {
 
 // openRootCache reads root's cache file (a missing, unreadable or foreign
 // file is an empty cache).
-func (s *Server) openRootCache(root string) *rootCache {
-	rc := &rootCache{path: s.cachePath(root), key: s.env(bundle.KeyEnv), started: time.Now()}
+func (s *bundleLoader) openRootCache(root string) *rootCache {
+	rc := &rootCache{path: s.cachePath(root), key: s.key, started: time.Now()}
 	if rc.path == "" {
 		return nil
 	}
@@ -432,7 +435,7 @@ func keyCheck(key, saltHex string) string {
 	if testOnlyKeyCheckN > 0 {
 		n = testOnlyKeyCheckN
 	}
-	k, err := scrypt.Key([]byte(key), salt, n, kcR, kcP, 32)
+	k, err := scrypt.Key([]byte(key), salt, n, keyCheckR, keyCheckP, 32)
 	if err != nil {
 		return ""
 	}

@@ -19,7 +19,7 @@ func TestDigestCache(t *testing.T) {
 	ids1 := toolNames(s1)
 	// The cache lives in the cache folder (round2-decisions.md 2), 0700,
 	// one 0600 file per bundles root; never in the runs folder.
-	cache := s1.srv.cachePath(e.bundles)
+	cache := s1.srv.runs.loader.cachePath(e.bundles)
 	if filepath.Dir(cache) != o.CacheDir {
 		t.Fatalf("cache path %s is not in %s", cache, o.CacheDir)
 	}
@@ -54,7 +54,7 @@ func TestDigestCache(t *testing.T) {
 	// A run never trusts the cache: it re-verifies the bundle in full.
 	s4 := start(t, o)
 	var w *workflow
-	for _, x := range s4.srv.cat.workflows {
+	for _, x := range s4.srv.catalog.cat.workflows {
 		if x.available {
 			w = x
 		}
@@ -95,7 +95,7 @@ func TestReadOnlyWritesNoState(t *testing.T) {
 	if !strings.Contains(s.srv.Banner(), "audit log off (read-only: no state is written)") {
 		t.Fatalf("banner %q", s.srv.Banner())
 	}
-	if _, err := os.Stat(s.srv.cachePath(e.bundles)); err != nil {
+	if _, err := os.Stat(s.srv.runs.loader.cachePath(e.bundles)); err != nil {
 		t.Fatalf("read-only server wrote no cache: %v", err)
 	}
 

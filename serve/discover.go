@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,20 +11,40 @@ import (
 	"sync"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 )
 
-// discover loads the bundles of every --bundles root fail-soft (§1.5 step
-// 9, §6.5) and returns the workflows in discovery order (roots in the
+// bundleLoader loads the server's bundles: every --bundles root at
+// startup, with the verified-digest cache (cache.go), and one bundle again
+// at each run. The passphrase of sealed bundles comes from the server's
+// environment, never from anything a caller sends.
+type bundleLoader struct {
+	roots    []string
+	key      string // OPENADAPT_BUNDLE_KEY, "" for none
+	cacheDir string // "" when the cache is off
+	export   bool   // protected export: load errors go to stderr; no cache
+	labels   *labels.Labels
+	stderr   io.Writer
+}
+
+func newBundleLoader(o Options, prep *prepared, stderr io.Writer) *bundleLoader {
+	return &bundleLoader{roots: o.roots(), key: flowrun.EnvValue(o.Environ, bundle.KeyEnv), cacheDir: prep.cacheDir,
+		export: o.AllowProtectedExport, labels: prep.labels, stderr: stderr}
+}
+
+// discover loads the bundles of every --bundles root fail-soft
+// (docs/mcp.md "Startup") and returns the workflows in discovery order (roots in the
 // order given, each root in bundle discovery order) plus the number that
 // are unavailable. Listing verifies each bundle FULLY (content digest and
-// every listed asset; issue 10 item 6), so a workflow is available only if
+// every listed asset), so a workflow is available only if
 // a run would accept it and its id is the one `bundle verify` prints; the
 // verified-digest cache (cache.go) skips the work for folders that did not
 // change. Plaintext bundles load in parallel; sealed ones one at a time,
-// one key derivation at a time (round2-decisions 17). Duplicate ids get
-// "_2", "_3", … across the whole server in that order (round2-decisions 9).
-// A run re-verifies its own bundle in full ([Server.verifyForRun]).
-func (s *Server) discover() ([]*workflow, int) {
+// one key derivation at a time (a key derivation is memory-hard). Duplicate
+// ids get "_2", "_3", … across the whole server in that order. A run
+// re-verifies its own bundle in full ([bundleLoader.verifyForRun]).
+func (s *bundleLoader) discover() ([]*workflow, int) {
 	type slot struct {
 		dir    string
 		sealed bool
@@ -36,7 +57,7 @@ func (s *Server) discover() ([]*workflow, int) {
 	var slots []*slot
 	var caches []*rootCache
 	var roots []string
-	for n, r := range s.bundleRoots() {
+	for n, r := range s.roots {
 		root, err := filepath.Abs(r)
 		if err != nil {
 			root = r
@@ -63,7 +84,7 @@ func (s *Server) discover() ([]*workflow, int) {
 		for _, c := range cands {
 			sl := &slot{dir: c.Dir, rc: rc}
 			if c.Symlink {
-				sl.w = s.fromBundle(bundle.RefusedSymlink(c.Dir))
+				sl.w = fromBundle(bundle.RefusedSymlink(c.Dir))
 			} else if sl.cb = rc.entry(c.Dir); sl.cb != nil && (!sl.cb.unchanged || sl.cb.Sealed && !rc.keyMatches()) {
 				sl.cb = nil // changed, or sealed under another key (one key check per root)
 			}
@@ -99,7 +120,7 @@ func (s *Server) discover() ([]*workflow, int) {
 			b = &bundle.Bundle{Dir: sl.dir, Integrity: bundle.Failed, ErrorKind: bundle.KindUnreadable, Err: err}
 			b.ID, b.BaseID = unloadableID(), unloadableID()
 		}
-		sl.w = s.fromBundle(b)
+		sl.w = fromBundle(b)
 		if ok {
 			sl.pre = pre
 		}
@@ -125,7 +146,7 @@ func (s *Server) discover() ([]*workflow, int) {
 	for i, id := range bundle.SuffixIDs(bases) {
 		ws[i].id = id
 	}
-	if l := s.prep.labels; l != nil {
+	if l := s.labels; l != nil {
 		served := make(map[string]bool, len(ws))
 		for _, w := range ws {
 			served[w.id] = true
@@ -139,7 +160,7 @@ func (s *Server) discover() ([]*workflow, int) {
 	for _, w := range ws {
 		if !w.available {
 			failed++
-			if s.opts.AllowProtectedExport && w.loadErr != nil {
+			if s.export && w.loadErr != nil {
 				fmt.Fprintf(s.stderr, "serve: workflow %s could not be loaded (%s): %s\n", w.id, w.reason, oneLine(*w.loadErr))
 			} else {
 				fmt.Fprintf(s.stderr, "serve: workflow %s could not be loaded (%s)\n", w.id, w.reason)
@@ -170,11 +191,8 @@ func parallel[T any](xs []T, f func(T)) {
 // testOnlyLoadHook, when set by a test, is called before each full load.
 var testOnlyLoadHook func(dir string)
 
-// bundleRoots are the --bundles roots in the order given.
-func (s *Server) bundleRoots() []string { return s.opts.roots() }
-
 // rootCandidates are bundle's discovery candidates of root plus, for a
-// root of skill folders (issue 11 item 6), each <root>/<skill>/bundle of a
+// root of skill folders, each <root>/<skill>/bundle of a
 // real (not linked) child folder that holds a regular SKILL.md: the bundle
 // folder itself, refused as unsafe_path when it is a link. All in byte
 // order of the child names. Links in the root (.claude/skills/<name> points
@@ -224,7 +242,7 @@ func rootCandidates(root string) ([]bundle.Candidate, error) {
 // warnEmptyRoot prints the one warning of a root that serves no bundle
 // folder, with the likely fix. The root is named by position (stderr
 // carries no paths by default).
-func (s *Server) warnEmptyRoot(n int, cands []bundle.Candidate) {
+func (s *bundleLoader) warnEmptyRoot(n int, cands []bundle.Candidate) {
 	links := 0
 	for _, c := range cands {
 		if !c.Symlink {
@@ -233,7 +251,7 @@ func (s *Server) warnEmptyRoot(n int, cands []bundle.Candidate) {
 		links++
 	}
 	which := "--bundles"
-	if len(s.bundleRoots()) > 1 {
+	if len(s.roots) > 1 {
 		which = fmt.Sprintf("--bundles root %d", n)
 	}
 	if links > 0 {
@@ -243,8 +261,8 @@ func (s *Server) warnEmptyRoot(n int, cands []bundle.Candidate) {
 	fmt.Fprintf(s.stderr, "serve: warning: %s holds no bundle; point it at a bundle folder (with workflow.json or workflow.json.enc), a folder of bundle folders, or a folder of skill folders with bundle/ inside, such as ~/.agents/skills, where skill install puts the real copies\n", which)
 }
 
-// unloadableID is the rule-3 id over no marker (flow-bundle.md §10), for a
-// candidate that vanished before it could be loaded.
+// unloadableID is the id of a bundle with no marker (docs/bundle.md), for
+// a candidate that vanished before it could be loaded.
 func unloadableID() string { return bundle.RefusedSymlink("").BaseID }
 
 func oneLine(s string) string {
@@ -253,30 +271,19 @@ func oneLine(s string) string {
 
 // bundleOpts are the load options: the key comes from the server's
 // environment, never from anything a caller sends.
-func (s *Server) bundleOpts(level bundle.Level, more ...bundle.Option) []bundle.Option {
+func (s *bundleLoader) bundleOpts(level bundle.Level, more ...bundle.Option) []bundle.Option {
 	opts := []bundle.Option{bundle.WithLevel(level)}
-	if k := s.env(bundle.KeyEnv); k != "" {
-		opts = append(opts, bundle.WithKey(k))
+	if s.key != "" {
+		opts = append(opts, bundle.WithKey(s.key))
 	} else {
 		opts = append(opts, bundle.WithoutKey())
 	}
 	return append(opts, more...)
 }
 
-func (s *Server) env(name string) string {
-	v := ""
-	for _, kv := range s.opts.Environ {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-			v = val
-		}
-	}
-	return v
-}
-
 // fromBundle builds the server's view of one fully verified (or failed)
-// bundle. Availability and its reason code are bundle's one rule
-// (round2-decisions 8).
-func (s *Server) fromBundle(b *bundle.Bundle) *workflow {
+// bundle. Availability and its reason code are bundle's one rule.
+func fromBundle(b *bundle.Bundle) *workflow {
 	dir, err := filepath.Abs(b.Dir)
 	if err != nil {
 		dir = b.Dir
@@ -312,11 +319,11 @@ func (s *Server) fromBundle(b *bundle.Bundle) *workflow {
 	return w
 }
 
-// verifyForRun fully re-verifies w's bundle at call time (§7.5 "a fresh
-// verification of the bundle at this call"). It returns the verified bundle
-// digest, or ok false when the bundle no longer fully verifies or changed
-// since startup.
-func (s *Server) verifyForRun(w *workflow) (string, bool) {
+// verifyForRun fully re-verifies w's bundle at call time (docs/runs.md
+// "The run call": a fresh verification at each call). It returns the
+// verified bundle digest, or ok false when the bundle no longer fully
+// verifies or changed since startup.
+func (s *bundleLoader) verifyForRun(w *workflow) (string, bool) {
 	b, err := bundle.Load(w.dir, s.bundleOpts(bundle.Full)...)
 	if err != nil || b == nil || !b.Verified() || b.ContentDigest != w.contentDigest {
 		return "", false

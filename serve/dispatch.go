@@ -19,10 +19,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Dispatch (§3.1, §11): the receiving middleware answers unknown names and
-// writes one audit line per tools/call; the tool middleware around every
-// handler recovers panics, decodes and checks the arguments, and turns the
-// handler's body into the validated four-part result.
+// Dispatch (docs/mcp.md "Result envelopes", "Audit log"): the receiving
+// middleware answers unknown names and writes one audit line per
+// tools/call; the tool middleware around every handler recovers panics,
+// decodes and checks the arguments, and turns the handler's body into the
+// validated four-part result.
 
 // toolCall is one tools/call as a handler sees it.
 type toolCall struct {
@@ -51,14 +52,14 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		rec := &auditRec{}
 		name := ctr.Params.Name
-		if _, known := s.tools[name]; !known {
+		if _, known := s.reg.tools[name]; !known {
 			f := unknownTool(name, s.opts.AllowRun)
 			if f == nil {
-				s.writeAudit(ctr.Session, rec, start, true)
+				s.audit.call(ctr.Session, rec, start, true)
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: stdio.MsgUnknownTool}
 			}
 			res := failed(rec, f)
-			s.writeAudit(ctr.Session, rec, start, true)
+			s.audit.call(ctr.Session, rec, start, true)
 			return res, nil
 		}
 		rec.Tool = &name
@@ -67,14 +68,14 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
 			isErr = r.IsError
 		}
-		s.writeAudit(ctr.Session, rec, start, isErr)
+		s.audit.call(ctr.Session, rec, start, isErr)
 		return res, err
 	}
 }
 
 // unknownTool answers a tools/call of a name that is not registered: a
-// run-shaped name gets a failure envelope (§3.1), anything else nil (a
-// JSON-RPC invalid-params error).
+// run-shaped name gets a failure envelope, anything else nil (a JSON-RPC
+// invalid-params error).
 func unknownTool(name string, runEnabled bool) *failure {
 	if id, ok := strings.CutPrefix(name, "run_"); !(ok && workflowid.Valid(id)) && name != toolRunWorkflow {
 		return nil
@@ -130,8 +131,8 @@ func checkArguments(lazy *lazyResolved, precheck func(map[string]any, *jsonschem
 // invalidArguments is the invalid_arguments failure, its message naming the
 // missing required arguments (schema names, which tools/list already shows)
 // and counting undeclared ones without echoing them: a client-supplied key
-// can carry PHI (round2-decisions.md 23; the failure schema is closed, so
-// this goes in message only).
+// can carry PHI (the failure schema is closed, so this goes in message
+// only).
 func invalidArguments(schema *jsonschema.Schema, args map[string]any) *failure {
 	if schema == nil {
 		return fail(CodeInvalidArguments)
@@ -167,18 +168,18 @@ func invalidArgumentsFailure(missing []string, unknown int) *failure {
 }
 
 // toolMiddleware is the outermost layer of every tool: panic recovery, the
-// failure code in the audit record, and the result checks of §3.1 and §12
-// (the frame bound, then the tool's output schema).
-func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler {
+// failure code in the audit record, and the result checks (the frame
+// bound, then the tool's output schema).
+func (r *registry) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		rec := auditFrom(ctx)
 		defer func() {
 			if p := recover(); p != nil {
-				s.log.Error("tool handler panicked", "tool", e.name)
+				r.log.Error("tool handler panicked", "tool", e.name)
 				res = failed(rec, fail(CodeInternalError))
 			}
 		}()
-		if s.testOnlyPanic == e.name {
+		if r.testOnlyPanic == e.name {
 			panic("test panic")
 		}
 		body, f := next(ctx, &toolCall{req: req, audit: rec})
@@ -190,7 +191,7 @@ func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler 
 		}
 		compactJSON, err := encodeJSON(body, false)
 		if err != nil {
-			s.log.Error("result did not encode", "tool", e.name)
+			r.log.Error("result did not encode", "tool", e.name)
 			return failed(rec, fail(CodeInternalError)), nil
 		}
 		// A result whose exact bytes already passed the checks below, against
@@ -198,21 +199,21 @@ func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler 
 		// schema validation are functions of those bytes alone): reuse its
 		// indented copy instead of checking it again.
 		output := e.output.get()
-		if indented, ok := s.results.lookup(output, compactJSON); ok {
+		if indented, ok := r.results.lookup(output, compactJSON); ok {
 			return toolResult(compactJSON, indented, false), nil
 		}
 		indented := indentJSON(compactJSON)
 		// The frame carries both copies, the text one escaped as a JSON
-		// string (quotes and newlines double); keep it under 4 MiB (§12).
+		// string (quotes and newlines double); keep it under 4 MiB.
 		if len(compactJSON)+2*len(indented)+1024 > stdio.MaxFrameBytes {
 			return failed(rec, fail(CodeResultTooLarge)), nil
 		}
 		if !validates(output, compactJSON) {
-			s.log.Error("result does not validate against its output schema", "tool", e.name)
+			r.log.Error("result does not validate against its output schema", "tool", e.name)
 			return failed(rec, fail(CodeInternalError)), nil
 		}
 		if !e.run { // a run's result is new every time (its run_id)
-			s.results.store(output, compactJSON, indented)
+			r.results.store(output, compactJSON, indented)
 		}
 		return toolResult(compactJSON, indented, false), nil
 	}
@@ -221,8 +222,8 @@ func (s *Server) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler 
 // validatedResults remembers result bytes that passed their tool's checks
 // (frame bound, output schema), with their indented copy, so a repeated
 // result (get_workflow of the same workflow, an unchanged queue) is
-// validated once (issue 12; round2-decisions.md 23: every result not seen
-// before is still checked at run time). Entries are keyed by the exact
+// validated once (every result not seen before is still checked at run
+// time). Entries are keyed by the exact
 // compact bytes and the resolved schema: nothing that differs by one byte,
 // or comes from another tool's schema, is ever taken for validated. Memory is
 // bounded: results above maxCachedResult bytes are never kept, and once
@@ -305,8 +306,8 @@ func indentJSON(compactJSON []byte) string {
 	return b.String()
 }
 
-// toolResult builds the four-part result of §3.1 from a body's two
-// encodings.
+// toolResult builds the four-part result (docs/mcp.md "Result envelopes")
+// from a body's two encodings.
 func toolResult(compactJSON []byte, indented string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: indented}},
@@ -323,8 +324,7 @@ func failureResult(f *failure) *mcp.CallToolResult {
 }
 
 // sdkLogger is the go-sdk's logger: stderr, WARN and above, with every
-// attribute dropped, so caller-supplied method names never reach stderr
-// (§1.2).
+// attribute dropped, so caller-supplied method names never reach stderr.
 func sdkLogger(w io.Writer) *slog.Logger {
 	return slog.New(&dropAttrsHandler{w: w})
 }

@@ -4,141 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
-// The Flow-side helper (flow-helper.md §2): exactly one per server, started
-// at startup step 11 iff a flag needs it, living until shutdown. D1 paths
-// (read tools, run tools, the attention projection) never use it.
+// The Flow helper process (docs/helper.md): exactly one per server,
+// started at startup when a flag needs it and living until shutdown. The
+// read tools, the run tools and the Needs Attention projection never use
+// it; the attended actions, the tutorial and the authoring tools share it.
 
-// helperState is the server's helper and what it has opened.
-type helperState struct {
-	h        *flowhelper.Helper
-	operator string
-	live     bool // service.open succeeded: Continue/Skip are registered
-	mu       sync.Mutex
-	stopped  bool // printed the stopped message once
+// helperProc is the server's running helper.
+type helperProc struct {
+	h       *flowhelper.Helper
+	mu      sync.Mutex
+	stopped bool // the stopped message was printed
 }
 
-// needsHelper reports whether a flag starts the helper. The tutorial
-// (t14) and authoring (u15) deliveries add their flags here.
+// needsHelper reports whether a flag starts the helper.
 func (o Options) needsHelper() bool {
 	return o.AllowAttendedActions || o.Authoring || o.impliesTutorial()
 }
 
-// alive reports whether the helper can take requests.
-func (hs *helperState) alive() bool { return hs != nil && hs.h != nil && hs.h.Alive() }
-
-// startHelper runs steps a–f of flow-helper.md §2.1. On failure the helper
-// is closed and the *ConfigError carries the exact message.
-func (s *Server) startHelper() error {
-	o := s.opts
-	hs := &helperState{}
-	// a. the operator, from the effective uid (never USER/LOGNAME).
-	if o.AllowAttendedActions {
-		operator := flowhelper.Operator
-		if testOnlyOperator != nil {
-			operator = testOnlyOperator
-		}
-		op, err := operator()
-		if err != nil || op == "" {
-			return configErrorf("%s", flowhelper.MsgOperator)
-		}
-		hs.operator = op
-	}
-	// b. the interpreter.
-	flowCmd := "openadapt-flow"
-	runWords, rerr := s.resolveFlow()
-	if rerr == nil {
-		flowCmd = runWords[0]
-	}
-	interp, err := flowhelper.FindPython(o.FlowPython, flowCmd, envValue(s.childEnv, "PATH"))
-	if err != nil {
-		return configErrorf("%s", startMsg(err))
-	}
-	// Startup sweep (flow-helper.md §2.3, §2.7): dead owners' private
-	// helper directories, and their logs older than 7 days.
-	flowhelper.Sweep(s.state.Dir(), func(id string) bool { return id == s.instance || s.state.OwnerAlive(id) }, time.Now())
-	// c, d. spawn and hello.
-	cfg := flowhelper.Config{
-		Interpreter: interp,
-		StateDir:    s.state.Dir(),
-		Instance:    s.instance,
-		Env:         s.childEnv,
-		Operator:    hs.operator,
-		Timeouts:    testOnlyTimeouts,
-		OnDead: func() {
-			hs.mu.Lock()
-			defer hs.mu.Unlock()
-			if !hs.stopped {
-				hs.stopped = true
-				fmt.Fprintln(s.stderr, "serve: the Flow helper stopped; attended actions and the tutorial are unavailable until the server restarts")
-			}
-		},
-	}
-	if o.AllowProtectedExport {
-		cfg.Mirror = s.stderr
-	}
-	ctx := context.Background()
-	h, err := flowhelper.Start(ctx, cfg)
-	if err != nil {
-		return configErrorf("%s", startMsg(err))
-	}
-	hs.h = h
-	fail := func(msg string) error { _, _ = h.Close(); return configErrorf("%s", msg) }
-	// d′. with --flow-python, runs and helper must run the same Flow.
-	if o.FlowPython != "" && rerr == nil {
-		if err := flowhelper.CheckRunVersion(ctx, runWords, s.childEnv, "", h.Hello().FlowVersion); err != nil {
-			return fail(startMsg(err))
-		}
-	}
-	// e. --authoring: the probe, then the session (authoring.go).
-	if o.Authoring {
-		if err := s.startAuthoring(ctx, h); err != nil {
-			_, _ = h.Close()
-			return err
-		}
-	}
-	// f. attended with --config: the live service.
-	if o.AllowAttendedActions && o.Config != "" {
-		abs, err := filepath.Abs(o.Config)
-		if err != nil {
-			return fail("the deployment config could not be read: " + o.Config)
-		}
-		req := flowhelper.DeploymentRequest{DeploymentConfig: abs, Headed: o.Headed, AllowModelGrounding: o.AllowModelGrounding}
-		if o.URL != "" {
-			u := o.URL
-			req.URL = &u
-		}
-		info, err := h.CheckDeployment(ctx, req)
-		if err != nil {
-			if isHelperReason(err, "deployment_config") {
-				return fail("the deployment config could not be read: " + o.Config)
-			}
-			return fail("the attended live session could not be started; see the protected local log")
-		}
-		// §12.3: name the missing piece instead of a silent downgrade.
-		if info.BackendKind == "web" && !info.URLPresent {
-			return fail("attended Continue/Skip need the application URL: set deployment.backend.url in --config or pass --url")
-		}
-		if info.BackendKind == "web" && !info.Headed {
-			return fail("attended Continue/Skip need a visible browser: set deployment.backend.headed: true in --config or pass --headed")
-		}
-		if _, err := h.OpenService(ctx, req); err != nil {
-			if isHelperReason(err, "deployment_config") {
-				return fail("the deployment config could not be read: " + o.Config)
-			}
-			return fail("the attended live session could not be started; see the protected local log")
-		}
-		hs.live = true
-	}
-	s.helper = hs
-	return nil
-}
+// alive reports whether the helper can take requests (false for none).
+func (p *helperProc) alive() bool { return p != nil && p.h != nil && p.h.Alive() }
 
 // testOnlyTimeouts shortens the helper's deadlines in tests.
 var testOnlyTimeouts flowhelper.Timeouts
@@ -147,9 +39,59 @@ var testOnlyTimeouts flowhelper.Timeouts
 // without a local account name).
 var testOnlyOperator func() (string, error)
 
+// launchHelper starts the helper through flowhelper.Launch (docs/helper.md
+// "Startup"): the operator identity first, for attended actions (from the
+// effective uid, never USER or LOGNAME), then the helper of the run
+// command's Flow. A failure is a *ConfigError with the exact message.
+func launchHelper(ctx context.Context, o Options, flow *flowCommand, st *runstore.State, instance string, stderr io.Writer) (*helperProc, error) {
+	p := &helperProc{}
+	lo := flowhelper.LaunchOptions{
+		FlowPython: o.FlowPython,
+		Environ:    o.Environ,
+		PassEnv:    o.PassEnv,
+		StateDir:   st.Dir(),
+		Instance:   instance,
+		Timeouts:   testOnlyTimeouts,
+		OwnerLive:  st.OwnerAlive,
+		OnDead: func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if !p.stopped {
+				p.stopped = true
+				fmt.Fprintln(stderr, "serve: the Flow helper stopped; attended actions and the tutorial are unavailable until the server restarts")
+			}
+		},
+	}
+	if o.AllowAttendedActions {
+		operator := flowhelper.Operator
+		if testOnlyOperator != nil {
+			operator = testOnlyOperator
+		}
+		op, err := operator()
+		if err != nil || op == "" {
+			return nil, configErrorf("%s", flowhelper.MsgOperator)
+		}
+		lo.Operator = op
+	}
+	// With --flow-python, runs and helper must run the same Flow: the run
+	// command's version is checked when the command resolves.
+	if words, err := flow.resolve(); err == nil {
+		lo.FlowCommand, lo.CheckRunVersion = words, true
+	}
+	if o.AllowProtectedExport {
+		lo.Mirror = stderr
+	}
+	h, err := flowhelper.Launch(ctx, lo)
+	if err != nil {
+		return nil, configErrorf("%s", startMsg(err))
+	}
+	p.h = h
+	return p, nil
+}
+
 func startMsg(err error) string {
 	var se *flowhelper.StartError
-	if errors.As(err, &se) {
+	if errors.As(err, &se) && se.Msg != "" {
 		return se.Msg
 	}
 	return "the Flow helper could not be started"
@@ -160,19 +102,45 @@ func isHelperReason(err error, reason string) bool {
 	return errors.As(err, &he) && he.Reason == reason
 }
 
-func envValue(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if len(kv) > len(name) && kv[:len(name)+1] == name+"=" {
-			v = kv[len(name)+1:]
-		}
+// openLiveService opens the attended live session the attended Continue
+// and Skip act in (--allow-attended-actions with --config): the deployment
+// is checked first, so a missing URL or an invisible browser is named
+// instead of a silent downgrade.
+func openLiveService(ctx context.Context, o Options, p *helperProc) error {
+	abs, err := filepath.Abs(o.Config)
+	if err != nil {
+		return configErrorf("the deployment config could not be read: %s", o.Config)
 	}
-	return v
+	req := flowhelper.DeploymentRequest{DeploymentConfig: abs, Headed: o.Headed, AllowModelGrounding: o.AllowModelGrounding}
+	if o.URL != "" {
+		u := o.URL
+		req.URL = &u
+	}
+	info, err := p.h.CheckDeployment(ctx, req)
+	if err != nil {
+		if isHelperReason(err, "deployment_config") {
+			return configErrorf("the deployment config could not be read: %s", o.Config)
+		}
+		return configErrorf("the attended live session could not be started; see the protected local log")
+	}
+	if info.BackendKind == "web" && !info.URLPresent {
+		return configErrorf("attended Continue/Skip need the application URL: set deployment.backend.url in --config or pass --url")
+	}
+	if info.BackendKind == "web" && !info.Headed {
+		return configErrorf("attended Continue/Skip need a visible browser: set deployment.backend.headed: true in --config or pass --headed")
+	}
+	if _, err := p.h.OpenService(ctx, req); err != nil {
+		if isHelperReason(err, "deployment_config") {
+			return configErrorf("the deployment config could not be read: %s", o.Config)
+		}
+		return configErrorf("the attended live session could not be started; see the protected local log")
+	}
+	return nil
 }
 
-// closeHelper runs inside shutdown (§2.8).
-func (s *Server) closeHelper() {
-	if s.helper != nil && s.helper.h != nil {
-		_, _ = s.helper.h.Close()
+// close stops the helper (docs/helper.md "Shutdown"); nil-safe.
+func (p *helperProc) close() {
+	if p != nil && p.h != nil {
+		_, _ = p.h.Close()
 	}
 }

@@ -29,7 +29,7 @@ func BenchmarkSealedListing(b *testing.B) {
 			CacheDir: cache, Environ: []string{bundle.KeyEnv + "=test-passphrase"}}
 	}
 	check := func(s *Server) {
-		for _, w := range s.cat.workflows {
+		for _, w := range s.catalog.cat.workflows {
 			if !w.available {
 				b.Fatalf("sealed vector unavailable: %s", w.reason)
 			}

@@ -38,7 +38,7 @@ type listed struct {
 // byDir maps each served workflow's folder name to its availability.
 func byDir(s *session) map[string]listed {
 	m := map[string]listed{}
-	for _, w := range s.srv.cat.workflows {
+	for _, w := range s.srv.catalog.cat.workflows {
 		m[filepath.Base(w.dir)] = listed{w.available, w.reason}
 	}
 	return m
@@ -97,11 +97,11 @@ func TestListingVerifiesFully(t *testing.T) {
 	}
 	// The ids are exactly those of full verification (bundle verify).
 	bs, err := bundle.Discover(e.bundles, bundle.WithLevel(bundle.Full), bundle.WithoutKey())
-	if err != nil || len(bs) != len(s1.srv.cat.workflows) {
+	if err != nil || len(bs) != len(s1.srv.catalog.cat.workflows) {
 		t.Fatalf("discover: %v %d", err, len(bs))
 	}
 	for i, b := range bs {
-		if w := s1.srv.cat.workflows[i]; w.id != b.ID || filepath.Base(w.dir) != filepath.Base(b.Dir) {
+		if w := s1.srv.catalog.cat.workflows[i]; w.id != b.ID || filepath.Base(w.dir) != filepath.Base(b.Dir) {
 			t.Errorf("workflow %d: %s %s, bundle verify gives %s %s", i, w.id, w.dir, b.ID, b.Dir)
 		}
 	}
@@ -111,7 +111,7 @@ func TestListingVerifiesFully(t *testing.T) {
 	if n := loads.Swap(0); n != 0 {
 		t.Errorf("warm start: %d full verifications, want 0", n)
 	}
-	for i, w := range s2.srv.cat.workflows {
+	for i, w := range s2.srv.catalog.cat.workflows {
 		if w.id != bs[i].ID {
 			t.Errorf("warm id %d: %s, want %s", i, w.id, bs[i].ID)
 		}
@@ -256,7 +256,7 @@ func TestUnavailableReasons(t *testing.T) {
 		o.ToolMode = mode
 		s := start(t, o)
 		dirOf := map[string]string{}
-		for _, w := range s.srv.cat.workflows {
+		for _, w := range s.srv.catalog.cat.workflows {
 			dirOf[w.id] = filepath.Base(w.dir)
 		}
 		listTool := "list_workflows"
@@ -304,7 +304,7 @@ func TestLabels(t *testing.T) {
 	e.demo("a", testBundle{salt: "l1"})
 	e.demo("b", testBundle{salt: "l2"})
 	probe := start(t, e.opts())
-	idA, idB := probe.srv.cat.workflows[0].id, probe.srv.cat.workflows[1].id
+	idA, idB := probe.srv.catalog.cat.workflows[0].id, probe.srv.catalog.cat.workflows[1].id
 	write := func(name, body string) string {
 		p := filepath.Join(e.root, name)
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -420,11 +420,11 @@ func TestBundleRoots(t *testing.T) {
 	o.BundleRoots = []string{a, b}
 	s := start(t, o)
 	var got []string
-	for _, w := range s.srv.cat.workflows {
+	for _, w := range s.srv.catalog.cat.workflows {
 		rel, _ := filepath.Rel(e.root, w.dir)
 		got = append(got, rel+" "+w.id+" "+string(w.reason))
 	}
-	ws := s.srv.cat.workflows
+	ws := s.srv.catalog.cat.workflows
 	if len(ws) != 4 {
 		t.Fatalf("served %v", got)
 	}
@@ -442,7 +442,7 @@ func TestBundleRoots(t *testing.T) {
 	}
 	// The same order and suffixes on the warm start.
 	s2 := start(t, o)
-	for i, w := range s2.srv.cat.workflows {
+	for i, w := range s2.srv.catalog.cat.workflows {
 		if w.id != ws[i].id {
 			t.Errorf("warm id %d: %s, want %s", i, w.id, ws[i].id)
 		}

@@ -125,8 +125,8 @@ func TestToolsListPreEncoded(t *testing.T) {
 	if len(cached) < 4 {
 		t.Fatalf("want at least 3 pages, got %d replies", len(cached))
 	}
-	if s.pages.npages != len(cached)-1 {
-		t.Fatalf("%d pages encoded for %d distinct pages", s.pages.npages, len(cached)-1)
+	if s.reg.pages.npages != len(cached)-1 {
+		t.Fatalf("%d pages encoded for %d distinct pages", s.reg.pages.npages, len(cached)-1)
 	}
 	if len(cached) != len(plain) {
 		t.Fatalf("%d replies with the cache, %d without", len(cached), len(plain))
@@ -142,13 +142,13 @@ func TestToolsListPreEncoded(t *testing.T) {
 	// A 2026-07-28 request (per-request _meta) gets the server identity in
 	// the result's _meta; the page is still the cached one, spliced after it.
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	pages := s.pages.npages
+	pages := s.reg.pages.npages
 	a := rawConnect(t, s, true).call("tools/list", "{"+meta+"}")
 	b := rawConnect(t, s, false).call("tools/list", "{"+meta+"}")
 	if a != b {
 		t.Fatalf("2026-07-28 reply differs:\ncached %.300s\nsdk    %.300s", a, b)
 	}
-	if s.pages.npages != pages {
+	if s.reg.pages.npages != pages {
 		t.Fatal("the 2026-07-28 page was encoded again")
 	}
 }
@@ -172,7 +172,7 @@ func TestSpliceTools(t *testing.T) {
 // TestInvalidResultNeverSent: a result that does not validate against its
 // tool's output schema is replaced by internal_error, also after a valid
 // result of the same tool was cached, and a cached result is answered with
-// the same bytes as the first time (issue 12: validated once per result).
+// the same bytes as the first time (each result is validated once).
 func TestInvalidResultNeverSent(t *testing.T) {
 	e := newEnv(t)
 	e.demo("demo", testBundle{salt: "inv"})
@@ -181,10 +181,10 @@ func TestInvalidResultNeverSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, resolved := s.schemaFor(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
+	_, resolved := s.reg.schemaFor(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
 	entry := &toolEntry{name: "probe", output: resolved}
 	var body any
-	h := s.toolMiddleware(entry, func(context.Context, *toolCall) (any, *failure) { return body, nil })
+	h := s.reg.toolMiddleware(entry, func(context.Context, *toolCall) (any, *failure) { return body, nil })
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "probe"}}
 	call := func(b any) *mcp.CallToolResult {
 		body = b
@@ -215,7 +215,7 @@ func TestInvalidResultNeverSent(t *testing.T) {
 			t.Fatalf("round %d: cached result differs: %s / %s", round, first.StructuredContent, second.StructuredContent)
 		}
 	}
-	if _, ok := s.results.lookup(resolved.get(), []byte(`{"n":"x"}`)); ok {
+	if _, ok := s.reg.results.lookup(resolved.get(), []byte(`{"n":"x"}`)); ok {
 		t.Fatal("an invalid result was cached")
 	}
 }
@@ -266,7 +266,7 @@ func TestEveryToolSchemaResolves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, te := range s.list {
+		for _, te := range s.reg.list {
 			if te.output.get() == nil || (te.input == nil) != te.run || (te.input != nil && te.input.get() == nil) {
 				t.Fatalf("%s: schemas not resolved", te.name)
 			}

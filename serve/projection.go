@@ -8,7 +8,6 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/attention"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
-	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
@@ -42,13 +41,13 @@ func failAdmission(reason string) *failure {
 	return f
 }
 
-type paramP struct {
+type paramEntry struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
 	Required bool   `json:"required"`
 }
 
-type workflowProtectedP struct {
+type workflowProtectedBlock struct {
 	Slug           string            `json:"slug"`
 	Name           *string           `json:"name"`
 	BundleDir      string            `json:"bundle_dir"`
@@ -57,8 +56,8 @@ type workflowProtectedP struct {
 	LoadError      *string           `json:"load_error"`
 }
 
-// workflowCoreP is the part of P that get_workflow's S shares.
-type workflowCoreP struct {
+// workflowCore is the part of P that get_workflow's S shares.
+type workflowCore struct {
 	ID string `json:"id"`
 	// Label and Description are the operator's --labels text, omitted when
 	// not set (notes/LABELS.md).
@@ -67,25 +66,25 @@ type workflowCoreP struct {
 	Available   bool   `json:"available"`
 	// UnavailableReason is bundle's reason code, present exactly when
 	// Available is false (issue 11 item 3; round2-decisions 8).
-	UnavailableReason string   `json:"unavailable_reason,omitempty"`
-	StepCount         *int     `json:"step_count"`
-	Parameters        []paramP `json:"parameters"`
-	Encrypted         bool     `json:"encrypted"`
-	Admission         string   `json:"admission"`
+	UnavailableReason string       `json:"unavailable_reason,omitempty"`
+	StepCount         *int         `json:"step_count"`
+	Parameters        []paramEntry `json:"parameters"`
+	Encrypted         bool         `json:"encrypted"`
+	Admission         string       `json:"admission"`
 }
 
-// workflowP is P (§5.1).
-type workflowP struct {
-	workflowCoreP
-	Protected *workflowProtectedP `json:"protected,omitempty"`
+// workflowEntry is P (§5.1).
+type workflowEntry struct {
+	workflowCore
+	Protected *workflowProtectedBlock `json:"protected,omitempty"`
 }
 
-type listingProtectedP struct {
+type listingProtectedBlock struct {
 	BundlesDir string `json:"bundles_dir"`
 }
 
-// listingHeadP opens list_workflows' and search_workflows' S.
-type listingHeadP struct {
+// listingHead opens list_workflows' and search_workflows' S.
+type listingHead struct {
 	SchemaVersion            int    `json:"schema_version"`
 	RunToolsEnabled          bool   `json:"run_tools_enabled"`
 	ProtectedExportEnabled   bool   `json:"protected_export_enabled"`
@@ -93,87 +92,40 @@ type listingHeadP struct {
 	AdmissionGate            string `json:"admission_gate"`
 }
 
-type listWorkflowsP struct {
-	listingHeadP
-	Workflows []workflowP        `json:"workflows"`
-	Note      *string            `json:"note"`
-	Protected *listingProtectedP `json:"protected,omitempty"`
+type workflowList struct {
+	listingHead
+	Workflows []workflowEntry        `json:"workflows"`
+	Note      *string                `json:"note"`
+	Protected *listingProtectedBlock `json:"protected,omitempty"`
 }
 
-type searchWorkflowsP struct {
-	listingHeadP
-	TotalMatches int                `json:"total_matches"`
-	Workflows    []workflowP        `json:"workflows"`
-	NextCursor   *string            `json:"next_cursor"`
-	Note         *string            `json:"note"`
-	Protected    *listingProtectedP `json:"protected,omitempty"`
+type workflowSearch struct {
+	listingHead
+	TotalMatches int                    `json:"total_matches"`
+	Workflows    []workflowEntry        `json:"workflows"`
+	NextCursor   *string                `json:"next_cursor"`
+	Note         *string                `json:"note"`
+	Protected    *listingProtectedBlock `json:"protected,omitempty"`
 }
 
-type certProtectedP struct {
+type certificationProtectedBlock struct {
 	Certified *bool  `json:"certified"`
 	ExitCode  *int   `json:"exit_code"`
 	Detail    string `json:"detail"`
 }
 
-type certificationP struct {
-	Certified *bool           `json:"certified"`
-	Message   string          `json:"message"`
-	Protected *certProtectedP `json:"protected,omitempty"`
+type certification struct {
+	Certified *bool                        `json:"certified"`
+	Message   string                       `json:"message"`
+	Protected *certificationProtectedBlock `json:"protected,omitempty"`
 }
 
-// getWorkflowP is get_workflow's S (§5.2).
-type getWorkflowP struct {
-	workflowCoreP
-	SchemaVersion *int                `json:"schema_version"`
-	Certification certificationP      `json:"certification"`
-	Protected     *workflowProtectedP `json:"protected,omitempty"`
-}
-
-// listingHead is the head of a listing.
-func (s *Server) listingHead() listingHeadP {
-	return listingHeadP{
-		SchemaVersion:            1,
-		RunToolsEnabled:          s.opts.AllowRun,
-		ProtectedExportEnabled:   s.opts.AllowProtectedExport,
-		SyntheticDefaultsEnabled: s.opts.AllowSyntheticRecordedDefaults,
-		AdmissionGate:            s.gateName(),
-	}
-}
-
-func (s *Server) listingProtected() *listingProtectedP {
-	if !s.opts.AllowProtectedExport {
-		return nil
-	}
-	// Several roots: joined with the OS path-list separator, in order.
-	return &listingProtectedP{BundlesDir: strings.Join(s.opts.roots(), string(filepath.ListSeparator))}
-}
-
-// projectWorkflow builds P for w.
-func (s *Server) projectWorkflow(w *workflow) workflowP {
-	p := workflowP{workflowCoreP: workflowCoreP{
-		ID:         w.id,
-		Available:  w.available,
-		Parameters: []paramP{},
-		// An unavailable workflow always carries a code; one without a
-		// bundle reason (none today) would say unreadable, never nothing.
-		UnavailableReason: unavailableReason(w),
-		Encrypted:         w.encrypted,
-		Admission:         s.admissionState(w),
-	}}
-	if l := s.prep.labels.Get(w.id); l != (labels.Entry{}) {
-		p.Label, p.Description = l.Label, l.Description
-	}
-	if w.available {
-		n := w.stepCount
-		p.StepCount = &n
-		for _, name := range w.sortedParams() {
-			p.Parameters = append(p.Parameters, paramP{name, "string", !s.opts.AllowSyntheticRecordedDefaults})
-		}
-	}
-	if s.opts.AllowProtectedExport {
-		p.Protected = protectedWorkflow(w)
-	}
-	return p
+// workflowDetail is get_workflow's S (§5.2).
+type workflowDetail struct {
+	workflowCore
+	SchemaVersion *int                    `json:"schema_version"`
+	Certification certification           `json:"certification"`
+	Protected     *workflowProtectedBlock `json:"protected,omitempty"`
 }
 
 func unavailableReason(w *workflow) string {
@@ -186,7 +138,7 @@ func unavailableReason(w *workflow) string {
 	return string(w.reason)
 }
 
-func protectedWorkflow(w *workflow) *workflowProtectedP {
+func protectedWorkflow(w *workflow) *workflowProtectedBlock {
 	rec := w.recorded
 	if rec == nil {
 		rec = map[string]string{}
@@ -195,7 +147,7 @@ func protectedWorkflow(w *workflow) *workflowProtectedP {
 	if intents == nil {
 		intents = []string{}
 	}
-	return &workflowProtectedP{
+	return &workflowProtectedBlock{
 		Slug:           w.slug,
 		Name:           w.name,
 		BundleDir:      w.dir,
@@ -205,38 +157,9 @@ func protectedWorkflow(w *workflow) *workflowProtectedP {
 	}
 }
 
-// admissionState is P's admission field (§5.1).
-func (s *Server) admissionState(w *workflow) string {
-	if !s.gateOn() {
-		return "not_required"
-	}
-	if !w.available {
-		return "not_actively_admitted"
-	}
-	if s.listingAdmitted(w) {
-		return "active"
-	}
-	return "not_actively_admitted"
-}
-
-func (s *Server) note() *string {
-	if s.opts.AllowRun {
-		return nil
-	}
-	n := noteRunToolsDisabled
-	return &n
-}
-
-func (s *Server) gateName() string {
-	if s.gateOn() {
-		return s.prep.profile
-	}
-	return "off"
-}
-
 // Run outcome R (§5.6) and report R′ (§5.3).
 
-type runProtectedP struct {
+type runProtectedBlock struct {
 	Workflow   *string `json:"workflow"`
 	RunDir     string  `json:"run_dir"`
 	ReportPath *string `json:"report_path"`
@@ -247,8 +170,8 @@ type runProtectedP struct {
 	StderrTail *string `json:"stderr_tail"`
 }
 
-// runCoreP is the part of R that R′ shares.
-type runCoreP struct {
+// runCore is the part of R that R′ shares.
+type runCore struct {
 	SchemaVersion    int             `json:"schema_version"`
 	Status           string          `json:"status"`
 	Success          bool            `json:"success"`
@@ -262,12 +185,12 @@ type runCoreP struct {
 	RequiresSeal     bool            `json:"requires_seal"`
 }
 
-// runOutcomeP is R (§5.6).
-type runOutcomeP struct {
-	runCoreP
-	Replayed       bool           `json:"replayed"`
-	NeedsAttention *attentionSlot `json:"needs_attention,omitempty"`
-	Protected      *runProtectedP `json:"protected,omitempty"`
+// runOutcome is R (§5.6).
+type runOutcome struct {
+	runCore
+	Replayed       bool               `json:"replayed"`
+	NeedsAttention *attentionSlot     `json:"needs_attention,omitempty"`
+	Protected      *runProtectedBlock `json:"protected,omitempty"`
 }
 
 // attentionSlot serializes as the item A or as null; a nil *attentionSlot
@@ -281,28 +204,28 @@ func (a *attentionSlot) MarshalJSON() ([]byte, error) {
 	return encodeJSON(a.item, false)
 }
 
-type reportProtectedP struct {
+type reportProtectedBlock struct {
 	RunDir        string `json:"run_dir"`
 	Report        any    `json:"report"`
 	ReportOmitted bool   `json:"report_omitted"`
 }
 
-// runReportP is R′ (§5.3).
-type runReportP struct {
-	runCoreP
-	Protected *reportProtectedP `json:"protected,omitempty"`
+// runReport is R′ (§5.3).
+type runReport struct {
+	runCore
+	Protected *reportProtectedBlock `json:"protected,omitempty"`
 }
 
-type queueP struct {
+type attentionQueue struct {
 	OpenCount        int              `json:"open_count"`
 	ActionsEnabled   bool             `json:"actions_enabled"`
 	LiveActionsReady bool             `json:"live_actions_ready"`
 	Items            []attention.Item `json:"items"`
 }
 
-// runCore projects a run record: "running" until its outcome is frozen.
-func runCore(r *runstore.File) runCoreP {
-	out := runCoreP{SchemaVersion: 1, WorkflowID: r.WorkflowID, RunID: r.RunID, Sealed: false, RequiresSeal: true}
+// coreOf projects a run record: "running" until its outcome is frozen.
+func coreOf(r *runstore.File) runCore {
+	out := runCore{SchemaVersion: 1, WorkflowID: r.WorkflowID, RunID: r.RunID, Sealed: false, RequiresSeal: true}
 	if r.Phase != runstore.PhaseTerminal || r.Outcome == nil {
 		out.Status = "running"
 		out.Message = msgRunning
@@ -322,23 +245,23 @@ func runCore(r *runstore.File) runCoreP {
 
 // projectRun builds R from a record; a halted run carries its fresh Needs
 // Attention item (or null).
-func (s *Server) projectRun(r *runstore.File, replayed bool) runOutcomeP {
-	out := runOutcomeP{runCoreP: runCore(r), Replayed: replayed}
+func (t *runTools) projectRun(r *runstore.File, replayed bool) runOutcome {
+	out := runOutcome{runCore: coreOf(r), Replayed: replayed}
 	if r.Outcome != nil && r.Outcome.Status == flowrun.StatusHalt && r.Phase == runstore.PhaseTerminal {
-		out.NeedsAttention = &attentionSlot{item: s.attentionForRun(r.RunID)}
+		out.NeedsAttention = &attentionSlot{item: attentionForRun(t.runsDir, r.RunID)}
 	}
-	if s.opts.AllowProtectedExport {
-		out.Protected = s.protectedRun(r)
+	if t.opts.AllowProtectedExport {
+		out.Protected = t.protectedRun(r)
 	}
 	return out
 }
 
-func (s *Server) protectedRun(r *runstore.File) *runProtectedP {
-	p := &runProtectedP{RunDir: filepath.Join(s.prep.runsDir, r.RunID), ExitCode: r.ExitCode}
-	if w := s.cat.byID[r.WorkflowID]; w != nil {
+func (t *runTools) protectedRun(r *runstore.File) *runProtectedBlock {
+	p := &runProtectedBlock{RunDir: filepath.Join(t.runsDir, r.RunID), ExitCode: r.ExitCode}
+	if w := t.cat.byID[r.WorkflowID]; w != nil {
 		p.Workflow = w.name
 	}
-	if lr := s.runs.get(r.RunID); lr != nil {
+	if lr := t.manager.get(r.RunID); lr != nil {
 		p.Detail = "The run is still in progress."
 		return p
 	}
@@ -347,7 +270,7 @@ func (s *Server) protectedRun(r *runstore.File) *runProtectedP {
 		status = string(r.Outcome.Status)
 	}
 	p.Detail = "Outcome " + strings.ReplaceAll(status, "_", " ") + "."
-	fin := s.runs.endedRun(r.RunID)
+	fin := t.manager.endedRun(r.RunID)
 	if fin == nil {
 		return p
 	}
@@ -369,13 +292,13 @@ func (s *Server) protectedRun(r *runstore.File) *runProtectedP {
 }
 
 // projectReport builds R′ from a record.
-func (s *Server) projectReport(r *runstore.File) runReportP {
-	out := runReportP{runCoreP: runCore(r)}
-	if !s.opts.AllowProtectedExport {
+func (t *runTools) projectReport(r *runstore.File) runReport {
+	out := runReport{runCore: coreOf(r)}
+	if !t.opts.AllowProtectedExport {
 		return out
 	}
-	p := &reportProtectedP{RunDir: filepath.Join(s.prep.runsDir, r.RunID)}
-	if data, state, _ := flowrun.ReadReport(s.prep.runsDir, r.RunID); state == flowrun.ReportPresent {
+	p := &reportProtectedBlock{RunDir: filepath.Join(t.runsDir, r.RunID)}
+	if data, state, _ := flowrun.ReadReport(t.runsDir, r.RunID); state == flowrun.ReportPresent {
 		if len(data) > 1<<20 {
 			p.ReportOmitted = true
 		} else {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -11,9 +12,10 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
-// The run manager (§7.4): the runs this instance owns, their waits, and
-// shutdown. A run belongs to the manager, not to the request that started
-// it: a cancelled wait never stops the run.
+// The run manager (docs/runs.md "Long runs and interruption"): the runs
+// this instance owns, their waits, and shutdown. A run belongs to the
+// manager, not to the request that started it: a cancelled wait never
+// stops the run.
 
 // maxFinished bounds the ended runs whose protected tails are kept.
 const maxFinished = 256
@@ -22,7 +24,7 @@ const maxFinished = 256
 // binding was just published by a concurrent call.
 const recordGrace = 2 * time.Second
 
-// progressEvery is the progress notification period (§7.4);
+// progressEvery is the progress notification period;
 // testOnlyRunProgressEvery, when positive, replaces it.
 const progressEvery = 5 * time.Second
 
@@ -49,7 +51,16 @@ type liveRun struct {
 }
 
 type runManager struct {
-	s        *Server
+	state  *runstore.State
+	runner flowrun.Runner
+	audit  *auditLog
+	log    *slog.Logger
+	owner  string // this server's instance id, the owner of its records
+	// keepEnded keeps ended runs' protected detail in memory (protected
+	// export); timeout is --timeout, the progress notifications' total.
+	keepEnded bool
+	timeout   float64
+
 	mu       sync.Mutex
 	live     map[string]*liveRun
 	wg       sync.WaitGroup
@@ -62,11 +73,13 @@ type runManager struct {
 	finishedOrder []string
 }
 
-func newRunManager(s *Server) *runManager {
-	return &runManager{s: s, live: map[string]*liveRun{}, stopWait: make(chan struct{}), finished: map[string]*liveRun{}}
+func newRunManager(st *runstore.State, audit *auditLog, log *slog.Logger, owner string, keepEnded bool, timeout float64) *runManager {
+	return &runManager{state: st, runner: flowrun.CLIRunner{}, audit: audit, log: log, owner: owner, keepEnded: keepEnded, timeout: timeout,
+		live: map[string]*liveRun{}, stopWait: make(chan struct{}), finished: map[string]*liveRun{}}
 }
 
-// endWaits ends every pending run-tool and get_run_report wait (§12).
+// endWaits ends every pending run-tool and get_run_report wait: the end of
+// input and a signal call it.
 func (m *runManager) endWaits() { m.stopOnce.Do(func() { close(m.stopWait) }) }
 
 // reserve makes runID a live run of this server before anything about it
@@ -78,7 +91,7 @@ func (m *runManager) reserve(runID string, wf *workflow) *liveRun {
 	ctx, cancel := context.WithCancel(context.Background())
 	lr := &liveRun{id: runID, wf: wf, start: now, done: make(chan struct{}), ctx: ctx, cancel: cancel, rec: &runstore.File{
 		SchemaVersion: 1, RunID: runID, WorkflowID: wf.id, BaseWorkflowID: wf.baseID,
-		BundleContentDigest: wf.contentDigest, Owner: m.s.instance, StartedAt: now.UTC().Format(time.RFC3339Nano),
+		BundleContentDigest: wf.contentDigest, Owner: m.owner, StartedAt: now.UTC().Format(time.RFC3339Nano),
 		Phase: runstore.PhaseRunning,
 	}}
 	m.mu.Lock()
@@ -101,16 +114,15 @@ func (m *runManager) abandon(lr *liveRun) {
 	m.wg.Done()
 }
 
-// start writes the running record of a reserved run and starts Flow in the
-// run's own goroutine: the run belongs to the manager, not to the request
-// that started it, so a cancelled wait never stops it. The goroutine ends
-// in [runManager.finish], which freezes the outcome and closes lr.done:
-// that is how every waiter learns the answer. start returns an error only
-// when the record could not be written (nothing was started; the run is
-// abandoned).
-func (m *runManager) start(lr *liveRun, ra *runArgs, flow []string) error {
-	s := m.s
-	if err := lr.persist(s.state); err != nil {
+// start writes the running record of a reserved run and starts Flow
+// (req) in the run's own goroutine: the run belongs to the manager, not to
+// the request that started it, so a cancelled wait never stops it. The
+// goroutine ends in [runManager.finish], which freezes the outcome
+// classify gives Flow's result and closes lr.done: that is how every
+// waiter learns the answer. start returns an error only when the record
+// could not be written (nothing was started; the run is abandoned).
+func (m *runManager) start(lr *liveRun, req flowrun.Request, classify func(flowrun.Result) runstore.Outcome) error {
+	if err := lr.persist(m.state); err != nil {
 		m.abandon(lr)
 		return err
 	}
@@ -125,50 +137,25 @@ func (m *runManager) start(lr *liveRun, ra *runArgs, flow []string) error {
 		m.wg.Done()
 		return nil
 	}
-	req := flowrun.Request{
-		Flow:      flow,
-		BundleDir: ra.wf.dir,
-		RunsDir:   s.prep.runsDir,
-		RunID:     lr.id,
-		ParamsDir: s.state.ParamsDir(),
-		Params:    ra.params,
-		URL:       s.opts.URL,
-		Config:    s.opts.Config,
-		Policy:    s.opts.Policy,
-		ExtraArgs: s.opts.ExtraRunArgs,
-		Env:       s.childEnv,
-		Timeout:   time.Duration(s.opts.Timeout * float64(time.Second)),
-		Started: func(p flowrun.Process) {
-			lr.mu.Lock()
-			defer lr.mu.Unlock()
-			if lr.rec.Phase != runstore.PhaseRunning {
-				return
-			}
-			lr.rec.PID, lr.rec.PGID, lr.rec.LeaderStart = p.PID, p.PGID, p.StartTime
-			_ = s.state.WriteRecord(lr.rec)
-		},
-	}
-	if ra.url != nil {
-		req.URL = *ra.url
-	}
-	tut := s.isTutorial(ra.wf)
-	if tut {
-		s.tutorialRun(&req)
+	req.Started = func(p flowrun.Process) {
+		lr.mu.Lock()
+		defer lr.mu.Unlock()
+		if lr.rec.Phase != runstore.PhaseRunning {
+			return
+		}
+		lr.rec.PID, lr.rec.PGID, lr.rec.LeaderStart = p.PID, p.PGID, p.StartTime
+		_ = m.state.WriteRecord(lr.rec)
 	}
 	go func() {
 		defer m.wg.Done()
 		defer lr.cancel()
-		res := s.runner.Run(lr.ctx, req)
+		res := m.runner.Run(lr.ctx, req)
 		// The stderr tail is on disk before the record turns terminal, so a
 		// terminal run's tail is there to read.
-		if err := s.state.WriteStderrTail(lr.id, res.StderrKept); err != nil {
-			s.log.Warn("a run's stderr tail could not be kept")
+		if err := m.state.WriteStderrTail(lr.id, res.StderrKept); err != nil {
+			m.log.Warn("a run's stderr tail could not be kept")
 		}
-		o := outcomeOf(res)
-		if tut {
-			o = tutorialOutcome(o)
-		}
-		m.finish(lr, o, &res)
+		m.finish(lr, classify(res), &res)
 	}()
 	return nil
 }
@@ -207,7 +194,6 @@ func (m *runManager) finish(lr *liveRun, o runstore.Outcome, res *flowrun.Result
 // freeze freezes a live run's record with o, persists it and writes the
 // audit run_end line; a record already terminal is left as it is.
 func (m *runManager) freeze(lr *liveRun, o runstore.Outcome, res *flowrun.Result) {
-	s := m.s
 	lr.mu.Lock()
 	if res != nil {
 		lr.ended = res
@@ -220,16 +206,16 @@ func (m *runManager) freeze(lr *liveRun, o runstore.Outcome, res *flowrun.Result
 		lr.rec.ExitCode = res.ExitCode
 		lr.froze = true
 	}
-	err := s.state.WriteRecord(lr.rec)
+	err := m.state.WriteRecord(lr.rec)
 	lr.mu.Unlock()
 	if err != nil {
-		s.log.Warn("a run record could not be written")
+		m.log.Warn("a run record could not be written")
 	}
-	s.auditRunEnd(lr.wf.id, lr.id, string(o.Status), time.Since(lr.start))
+	m.audit.runEnd(lr.wf.id, lr.id, string(o.Status), time.Since(lr.start))
 }
 
 func (m *runManager) drop(lr *liveRun) {
-	if m.s.opts.AllowProtectedExport {
+	if m.keepEnded {
 		// Tails of ended runs stay in memory for protected export, bounded
 		// to the most recent maxFinished runs (older ones report null).
 		m.finishedMu.Lock()
@@ -276,12 +262,13 @@ func (m *runManager) record(runID string) *runstore.File {
 	if lr := m.get(runID); lr != nil {
 		return lr.record()
 	}
-	return m.s.state.Record(runID)
+	return m.state.Record(runID)
 }
 
-// shutdown is §1.7 steps 2–4: every owned running record becomes
-// interrupted before its group is signalled; then the groups are terminated
-// (SIGTERM, SIGKILL after 2 s) and the parameter files deleted.
+// shutdown stops the owned runs (docs/mcp.md "Shutdown"): every owned
+// running record becomes interrupted before its group is signalled; then
+// the groups are terminated (SIGTERM, SIGKILL after 2 s) and the parameter
+// files deleted.
 func (m *runManager) shutdown() {
 	m.endWaits()
 	m.mu.Lock()
@@ -299,7 +286,7 @@ func (m *runManager) shutdown() {
 	}
 	m.wg.Wait()
 	for _, lr := range runs {
-		_ = m.s.state.RemoveParams(lr.id)
+		_ = m.state.RemoveParams(lr.id)
 	}
 }
 
@@ -310,8 +297,8 @@ func (m *runManager) wait(ctx context.Context, req *mcp.CallToolRequest, runID s
 	if lr := m.get(runID); lr != nil {
 		return m.waitRun(ctx, req, lr, d)
 	}
-	r := m.s.state.Record(runID)
-	if r != nil && (r.Phase == runstore.PhaseTerminal || r.Owner == m.s.instance) {
+	r := m.state.Record(runID)
+	if r != nil && (r.Phase == runstore.PhaseTerminal || r.Owner == m.owner) {
 		// A run of this server that is not live has ended (its record is
 		// frozen before it leaves the live set).
 		return r
@@ -358,7 +345,7 @@ func (m *runManager) waitOther(ctx context.Context, req *mcp.CallToolRequest, ru
 	missingSince := time.Now()
 	var r *runstore.File
 	for {
-		r = m.s.state.Record(runID)
+		r = m.state.Record(runID)
 		switch {
 		case r == nil && time.Since(missingSince) > recordGrace:
 			return nil
@@ -376,11 +363,11 @@ func (m *runManager) waitOther(ctx context.Context, req *mcp.CallToolRequest, ru
 			}
 			p.send(started)
 		case <-deadline.C:
-			return m.s.state.Record(runID)
+			return m.state.Record(runID)
 		case <-ctx.Done():
-			return m.s.state.Record(runID)
+			return m.state.Record(runID)
 		case <-m.stopWait:
-			return m.s.state.Record(runID)
+			return m.state.Record(runID)
 		}
 	}
 }
@@ -399,7 +386,7 @@ type progressSender struct {
 }
 
 func (m *runManager) progress(ctx context.Context, req *mcp.CallToolRequest) *progressSender {
-	p := &progressSender{ctx: ctx, req: req, total: m.s.opts.Timeout, last: -1}
+	p := &progressSender{ctx: ctx, req: req, total: m.timeout, last: -1}
 	if req != nil && req.Params != nil && req.Session != nil {
 		p.token = req.Params.GetProgressToken()
 	}

@@ -264,8 +264,8 @@ func TestRestartReconcilesDeadOwner(t *testing.T) {
 	e, o := runEnv(t)
 	s := start(t, o)
 	// A record owned by an instance whose lock nobody holds.
-	r := &runstore.File{SchemaVersion: 1, RunID: "run-" + strings.Repeat("ab", 12), WorkflowID: s.srv.cat.workflows[0].id,
-		BaseWorkflowID: s.srv.cat.workflows[0].baseID, Owner: "0123456789abcdef", Phase: runstore.PhaseRunning, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	r := &runstore.File{SchemaVersion: 1, RunID: "run-" + strings.Repeat("ab", 12), WorkflowID: s.srv.catalog.cat.workflows[0].id,
+		BaseWorkflowID: s.srv.catalog.cat.workflows[0].baseID, Owner: "0123456789abcdef", Phase: runstore.PhaseRunning, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	if err := s.srv.state.WriteRecord(r); err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestUnknownToolsAndPanics(t *testing.T) {
 	if m := s2.check("", res); errorCode(m) != "run_tools_disabled" {
 		t.Fatalf("%v", m)
 	}
-	s2.srv.testOnlyPanic = "list_workflows"
+	s2.srv.reg.testOnlyPanic = "list_workflows"
 	if r := s2.call("list_workflows", nil); errorCode(r) != "internal_error" {
 		t.Fatalf("%v", r)
 	}
@@ -556,7 +556,7 @@ func TestCertification(t *testing.T) {
 	e, o := runEnv(t)
 	o.Environ = append(o.Environ, "AWS_SECRET_ACCESS_KEY=s")
 	s := start(t, o)
-	id := s.srv.cat.workflows[0].id
+	id := s.srv.catalog.cat.workflows[0].id
 	c := s.call("get_workflow", map[string]any{"workflow": id})["certification"].(map[string]any)
 	if c["certified"] != nil || c["message"] != "Certification was not evaluated by this server." {
 		t.Fatalf("no policy: %v", c)
@@ -578,7 +578,7 @@ func TestCertification(t *testing.T) {
 	for _, i := range inv {
 		if len(i.Argv) > 1 && i.Argv[1] == "certify" {
 			certs++
-			if strings.Join(i.Argv[2:], " ") != s.srv.cat.workflows[0].dir+" --policy clinical-write" {
+			if strings.Join(i.Argv[2:], " ") != s.srv.catalog.cat.workflows[0].dir+" --policy clinical-write" {
 				t.Fatalf("certify argv %v", i.Argv)
 			}
 			if strings.Contains(strings.Join(i.Env, "\n"), "AWS_SECRET_ACCESS_KEY") {

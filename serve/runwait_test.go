@@ -49,7 +49,7 @@ func gatedServer(t *testing.T) (*Server, *gateRunner) {
 		t.Fatal(err)
 	}
 	g := newGateRunner()
-	srv.runner = g
+	srv.runs.manager.runner = g
 	return srv, g
 }
 
@@ -182,7 +182,7 @@ func serveGated(t *testing.T, ctx context.Context) (*stdioClient, <-chan error, 
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	c.reply()
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	tool := "run_" + srv.cat.workflows[0].id
+	tool := "run_" + srv.catalog.cat.workflows[0].id
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"note":"a","scenario":"x"}}}`)
 	<-g.started
 	return c, served, g

@@ -12,61 +12,51 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 	"github.com/OpenAdaptAI/openadapt-agent/serve/internal/stdio"
 )
 
-// Server is one governed MCP server instance: its catalog, run manager,
-// audit log and the go-sdk server with its tools.
+// Server is one governed MCP server instance: the protocol engine. It holds
+// the options, the tool registry, the go-sdk server, the audit log and the
+// stdio connection; each feature (catalog, runs, attention, tutorial,
+// authoring) is its own type that registers its own tools.
 type Server struct {
 	opts   Options
 	prep   *prepared
 	log    *slog.Logger
 	stderr io.Writer
 
-	cat     *catalog
-	tools   map[string]*toolEntry // by name
-	list    []*toolEntry          // registration (§4.2) order
-	schemas map[string]cachedSchema
-	results validatedResults // dispatch.go
-	pages   toolPages        // tools/list pages, pre-encoded (tools.go)
-	mcp     *mcp.Server
+	reg   registry
+	mcp   *mcp.Server
+	audit *auditLog
 	// conn is Serve's stdio connection, once Serve has started.
 	conn atomic.Pointer[stdio.Transport]
+	// state is the runs folder's state directory; instance is this
+	// server's owner id in it.
+	state    *runstore.State
+	instance string
 
-	audit *auditLog
-	runs  *runManager
-	gate  *gate
+	// The features, in the order they register their tools (buildMCP).
+	catalog   *catalogTools
+	runs      *runTools
+	attention *attentionTools
+	tutorial  *tutorialTools  // nil outside tutorial mode
+	authoring *authoringTools // nil without --authoring
+	// helper is the Flow helper process (nil unless a flag needs it); the
+	// attention, tutorial and authoring features share it.
+	helper *helperProc
 
-	state       *runstore.State
-	instance    string
-	runner      flowrun.Runner
-	childEnv    []string
-	bindings    *runstore.Bindings
+	// Startup facts for the banner.
 	failedCount int
 	flowMissing bool
-	closeOnce   sync.Once
 
-	sessMu   sync.Mutex
-	sessions map[*mcp.ServerSession]string
-
-	// testOnlyPanic, when set, makes the named tool panic (tests of the
-	// internal_error path).
-	testOnlyPanic string
-
-	// helper is the Flow-side helper (nil unless a flag needs it).
-	helper *helperState
-	// authoring is the D4 session (nil unless --authoring).
-	authoring      *authoringState
-	tut            *tutorialState // tutorial mode (tutorial.go)
-	states         stateKeeper
-	operatorWarned sync.Once
+	closeOnce sync.Once
 }
 
-// New validates opts (mcp-surface.md §1.3) and performs the startup sequence
-// of §1.5 up to building the tool list. Diagnostics go to stderr. The
-// returned error is a *[ConfigError] for configuration errors.
+// New validates opts (docs/mcp.md "Configuration errors") and runs the
+// startup sequence (docs/mcp.md "Startup") up to building the tool list.
+// Diagnostics go to stderr. The returned error is a *[ConfigError] for
+// configuration errors.
 //
 // Close must be called to release the owner lock and stop owned runs.
 func New(opts Options, stderr io.Writer) (*Server, error) {
@@ -74,7 +64,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	// Rule 1: a bad --tool-mode or --run-wait is a flag value error.
+	// A bad --tool-mode or --run-wait is a flag value error.
 	switch opts.ToolMode {
 	case "per-workflow", "catalog":
 	default:
@@ -87,76 +77,97 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := &Server{
 		opts:     opts,
 		prep:     prep,
 		stderr:   stderr,
-		log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		log:      log,
+		reg:      registry{log: log},
 		state:    prep.state,
 		instance: randomHex(8),
-		runner:   flowrun.CLIRunner{},
 	}
-	s.audit = &auditLog{f: prep.auditLog, warn: func() { fmt.Fprintln(stderr, "serve: warning: the audit log could not be written") }}
-	if opts.Environ == nil {
-		opts.Environ = os.Environ()
-		s.opts.Environ = opts.Environ
-	}
-	s.childEnv = flowrun.ChildEnv(opts.Environ, opts.PassEnv)
-	s.runs = newRunManager(s)
-	// 4–7 only for a stateful server: a read-only one writes no state
-	// (round2-decisions.md 2) and has no run tools that would need it.
+	s.audit = newAuditLog(prep.auditLog, func() { fmt.Fprintln(stderr, "serve: warning: the audit log could not be written") })
+	flow := newFlowCommand(opts)
+	runs := newRunManager(s.state, s.audit, log, s.instance, opts.AllowProtectedExport, opts.Timeout)
+	s.runs = &runTools{opts: &s.opts, runsDir: prep.runsDir, flow: flow, manager: runs}
+	// Only a stateful server locks, reconciles and binds: a read-only one
+	// writes no state and has no run tools that would need it.
 	if prep.stateful {
-		// 4. owner lock
 		if err := s.state.Lock(s.instance); err != nil {
 			s.audit.close()
 			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
 		}
-		// 5–6. reconcile dead owners, sweep orphaned parameter files
+		// Runs of dead owners become interrupted; orphaned parameter
+		// files go.
 		s.state.Reconcile(interrupted)
 		b, err := s.state.Bindings()
 		if err != nil {
 			s.Close()
 			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
 		}
-		s.bindings = b
-		s.recordAuthorityDB()
+		s.runs.bindings = b
+		recordAuthorityDB(s.state, flow.env, stderr)
 	}
-	// 8. gate
-	s.gate = newGate(s)
-	// 9. discovery
+	gate := newGate(prep.profile, opts.Ledger)
+	// Discovery. Tutorial mode has no --bundles: its one workflow comes
+	// with the tutorial below.
+	loader := newBundleLoader(opts, prep, stderr)
 	var ws []*workflow
-	var failed int
-	// Tutorial mode has no --bundles: its one workflow comes at step 11.
 	if !opts.authoringOnly() && !prep.tutorial {
-		ws, failed = s.discover()
+		ws, s.failedCount = loader.discover()
 	}
-	s.cat = newCatalog(ws)
-	s.failedCount = failed
-	// 10. Flow
-	if _, err := s.resolveFlow(); err != nil {
+	cat := newCatalog(ws)
+	if _, err := flow.resolve(); err != nil {
 		s.flowMissing = true
 	}
-	// 11. the Flow-side helper (flow-helper.md §2.1).
+	// The Flow helper, its authoring session and its attended live
+	// service (docs/helper.md "Startup").
+	live := false
 	if opts.needsHelper() {
-		if err := s.startHelper(); err != nil {
+		if s.helper, err = launchHelper(context.Background(), opts, flow, s.state, s.instance, stderr); err != nil {
 			s.Close()
 			return nil, err
 		}
+		if opts.Authoring {
+			if s.authoring, err = startAuthoring(context.Background(), opts, s.helper, s.state, s.instance, prep.runsDir); err != nil {
+				s.Close()
+				return nil, err
+			}
+		}
+		if opts.AllowAttendedActions && opts.Config != "" {
+			if err := openLiveService(context.Background(), opts, s.helper); err != nil {
+				s.Close()
+				return nil, err
+			}
+			live = true
+		}
 	}
-	// 11, D3: the synthetic tutorial (flow-helper.md §2.1 g).
+	// The synthetic tutorial: its prepared bundle is the catalog.
 	if prep.tutorial {
-		if err := s.startTutorial(); err != nil {
+		if s.tutorial, err = startTutorial(context.Background(), opts, s.helper, s.state, s.instance, prep.runsDir, loader, stderr); err != nil {
 			s.Close()
 			return nil, err
 		}
+		cat = newCatalog([]*workflow{s.tutorial.wf})
 	}
-	// 12. tools
+	// The features, with what each needs.
+	confirm := &confirmer{}
+	s.catalog = &catalogTools{opts: &s.opts, cat: cat, gate: gate, labels: prep.labels, flow: flow}
+	s.runs.cat, s.runs.loader, s.runs.gate, s.runs.tutorial = cat, loader, gate, s.tutorial
+	s.attention = newAttentionTools(&s.opts, prep.runsDir, s.helper, live, cat, confirm, stderr)
+	if s.authoring != nil {
+		s.authoring.confirm = confirm
+	}
 	s.buildMCP()
 	return s, nil
 }
 
-// Banner is the one-line startup banner of §1.6, followed by any warning
-// lines.
+// Banner is the one-line startup banner (docs/mcp.md "Startup"), followed
+// by any warning lines.
 func (s *Server) Banner() string {
 	onOff := func(b bool, on, off string) string {
 		if b {
@@ -166,32 +177,31 @@ func (s *Server) Banner() string {
 	}
 	var b strings.Builder
 	if s.opts.authoringOnly() {
-		// §1.6: the authoring-only banner.
 		fmt.Fprintf(&b, "openadapt-agent %s: authoring tools enabled over local stdio; run tools disabled; --authoring does not imply --allow-run; audit log %s\n",
 			s.opts.Version, onOff(s.prep.auditLog != nil, "on", "off"))
 		return b.String()
 	}
+	gate := s.catalog.gate
 	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions %s; live Continue/Skip %s; protected MCP export %s; synthetic recorded defaults %s; tutorial %s; authoring "+onOff(s.authoring != nil, "enabled", "disabled"),
-		s.opts.Version, len(s.cat.workflows),
+		s.opts.Version, len(s.catalog.cat.workflows),
 		onOff(s.opts.AllowRun, "enabled", "disabled"),
-		onOff(s.helper != nil && s.opts.AllowAttendedActions, "enabled", "disabled"),
-		onOff(s.helper != nil && s.helper.live, "ready", "not configured"),
+		onOff(s.attention.actions(), "enabled", "disabled"),
+		onOff(s.attention.live, "ready", "not configured"),
 		onOff(s.opts.AllowProtectedExport, "ENABLED", "disabled"),
 		onOff(s.opts.AllowSyntheticRecordedDefaults, "ENABLED", "disabled"),
-		onOff(s.tut != nil, "enabled", "disabled"))
-	if s.tut != nil {
-		// Tutorial mode (issue 14 item 3): the one workflow passes on the
-		// exemption bound to the digest this server prepared, never on
-		// the gate being off.
-		fmt.Fprintf(&b, "; tool mode %s; %s", s.opts.ToolMode, s.tutorialGate())
+		onOff(s.tutorial != nil, "enabled", "disabled"))
+	if s.tutorial != nil {
+		// The one tutorial workflow passes on the exemption bound to the
+		// digest this server prepared, never on the gate being off.
+		fmt.Fprintf(&b, "; tool mode %s; %s", s.opts.ToolMode, s.tutorial.gateClause())
 	} else {
-		fmt.Fprintf(&b, "; tool mode %s; admission gate %s", s.opts.ToolMode, s.gateName())
+		fmt.Fprintf(&b, "; tool mode %s; admission gate %s", s.opts.ToolMode, gate.name())
 	}
-	if s.gateOn() && s.tut == nil {
+	if gate.on() && s.tutorial == nil {
 		if s.opts.Ledger == "" {
 			b.WriteString(" (embedded ledger snapshot)")
 		}
-		if !s.gate.verified() {
+		if !gate.verified() {
 			b.WriteString(" (ledger unverified: every run is refused)")
 		}
 	}
@@ -207,13 +217,7 @@ func (s *Server) Banner() string {
 		b.WriteString("openadapt-flow was not found; run tools will fail with flow_not_found\n")
 	}
 	if s.opts.AllowRun && s.opts.ToolMode == "per-workflow" {
-		n := 0
-		for _, e := range s.list {
-			if e.run {
-				n++
-			}
-		}
-		if n > 100 {
+		if n := s.reg.runTools(); n > 100 {
 			fmt.Fprintf(&b, "%d run tools registered; consider --tool-mode catalog\n", n)
 		}
 	}
@@ -223,25 +227,26 @@ func (s *Server) Banner() string {
 // MCPServer returns the go-sdk server, for in-process transports.
 func (s *Server) MCPServer() *mcp.Server { return s.mcp }
 
-// Close performs §1.7 steps 2–5: owned running runs become interrupted,
-// their process groups are terminated, parameter files are deleted and the
-// owner lock is released. It is safe to call more than once.
+// Close shuts the server down (docs/mcp.md "Shutdown"): owned running runs
+// become interrupted, their process groups are terminated, parameter files
+// are deleted, the helper stops and the owner lock is released. It is safe
+// to call more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		s.runs.shutdown()
-		s.closeHelper()
-		s.closeTutorial()
+		s.runs.manager.shutdown()
+		s.helper.close()
+		s.tutorial.close()
 		s.state.Unlock()
 		s.audit.close()
 	})
 }
 
 // Serve runs the server over in/out (newline-delimited JSON-RPC) until the
-// input ends or ctx is done, then shuts down. It returns nil on EOF or
-// cancellation, and an error wrapping [ErrFrameTooLarge] when an oversized
-// frame ended the session.
+// input ends or ctx is done, then shuts down. It returns nil on the end of
+// input or cancellation, and an error wrapping [ErrFrameTooLarge] when an
+// oversized frame ended the session.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &stdio.Transport{In: in, Out: out, OnInputEnd: s.runs.endWaits, Rewritable: []string{"tools/list"}}
+	t := &stdio.Transport{In: in, Out: out, OnInputEnd: s.runs.manager.endWaits, Rewritable: []string{"tools/list"}}
 	s.conn.Store(t)
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
@@ -257,8 +262,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-done:
 	case <-ctx.Done():
 		// Every pending wait answers at once; give delivered requests up to
-		// 2 s to be written, then close (docs/mcp.md "Shutdown").
-		s.runs.endWaits()
+		// 2 s to be written, then close.
+		s.runs.manager.endWaits()
 		t.WaitIdle(stdio.WithholdLimit)
 		ss.Close()
 		<-done
@@ -275,23 +280,3 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 // exceeded 4 MiB and ended the session (after every delivered request was
 // answered).
 var ErrFrameTooLarge = stdio.ErrFrameTooLarge
-
-// resolveFlow splits --flow-cli and resolves its program (§7.2 step 5).
-func (s *Server) resolveFlow() ([]string, error) {
-	words, err := flowrun.SplitCommand(s.opts.FlowCLI)
-	if err != nil {
-		return nil, err
-	}
-	look := s.opts.LookPath
-	var p string
-	if look != nil {
-		p, err = look(words[0])
-	} else {
-		p, err = flowrun.LookFlow(words)
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := append([]string{p}, words[1:]...)
-	return out, nil
-}

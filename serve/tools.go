@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -14,10 +14,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tool registration (§4): names, annotations, descriptions, the exact
-// schema bytes, the §4.2 order and tools/list paging.
+// The tool registry (docs/mcp.md "Tools and their order"): names,
+// annotations, descriptions, the exact schema bytes, the wire order and
+// tools/list paging. Each feature registers its own tools through it.
 
-// Tool names (§4.2).
+// Tool names of the read tools.
 const (
 	toolListWorkflows   = "list_workflows"
 	toolSearchWorkflows = "search_workflows"
@@ -28,7 +29,7 @@ const (
 	toolRunWorkflow     = "run_workflow"
 )
 
-// instructions are the server instructions of §2.
+// instructions are the server instructions (docs/mcp.md "Server identity").
 const instructions = `OpenAdapt Agent serves governed, compiled GUI workflows over local stdio.
 Tools return PHI-safe structured results: opaque ids, parameter names, counts and fixed messages. Protected evidence stays on this computer.
 Run tools execute through the governed openadapt-flow run CLI.
@@ -64,7 +65,7 @@ var placeholderInput = &jsonschema.Schema{Type: "object", Types: []string{"objec
 
 func boolPtr(b bool) *bool { return &b }
 
-// annotation sets (§4.1).
+// annotation sets (docs/mcp.md "Tools and their order").
 var (
 	annRead = &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: boolPtr(false), IdempotentHint: true, OpenWorldHint: boolPtr(false)}
 	annRun  = &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: boolPtr(true), IdempotentHint: false, OpenWorldHint: boolPtr(true)}
@@ -74,7 +75,7 @@ var (
 // validation state its middleware needs.
 type toolEntry struct {
 	name   string
-	rank   int // position in the §4.2 order
+	rank   int // position in the wire order
 	tool   *mcp.Tool
 	inRaw  json.RawMessage
 	outRaw json.RawMessage
@@ -92,7 +93,8 @@ type toolDef struct {
 	input             json.RawMessage
 	success           string // the success schema S of the outputSchema
 	// run marks a run tool: run annotations, requires_seal, and arguments
-	// checked by its handler in the order of §5.6 (no schema check first).
+	// checked by its handler in the documented order (no schema check
+	// first; docs/runs.md "Arguments").
 	run bool
 	// precheck, for a read tool, decides a failure from the raw arguments
 	// before the input schema is checked (nil: none).
@@ -104,133 +106,76 @@ type toolDef struct {
 	rawResult bool
 }
 
-// buildMCP creates the go-sdk server and registers the tools in §4.2 order.
+// registry is the server's tool table: every registered tool with its
+// exact wire schemas, in the wire order, the output schemas shared between
+// tools, the results already validated and the tools/list pages encoded
+// once.
+type registry struct {
+	tools   map[string]*toolEntry // by name
+	list    []*toolEntry          // the wire order
+	schemas map[string]cachedSchema
+	results validatedResults // dispatch.go
+	pages   toolPages
+	log     *slog.Logger
+	// testOnlyPanic, when set, makes the named tool panic (tests of the
+	// internal_error path).
+	testOnlyPanic string
+}
+
+// buildMCP creates the go-sdk server and has each feature register its
+// tools, in the wire order (docs/mcp.md "Tools and their order"):
+// the catalog tools, get_run_report, the Needs Attention tools and the
+// attended actions, the run tools (with the tutorial's), then the
+// authoring tools.
 func (s *Server) buildMCP() {
-	s.tools = map[string]*toolEntry{}
-	s.list = nil
-	s.registerTools()
-	s.registerAuthoring()
+	s.reg.tools = map[string]*toolEntry{}
+	s.reg.list = nil
+	// An authoring-only server registers only the authoring tools.
+	if !s.opts.authoringOnly() {
+		s.catalog.register(&s.reg)
+		s.runs.registerReport(&s.reg)
+		s.attention.register(&s.reg)
+		s.runs.register(&s.reg)
+		s.tutorial.register(&s.reg, s.runs)
+	}
+	s.authoring.register(&s.reg)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "openadapt-agent", Title: "OpenAdapt Agent", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(s.stderr),
-		PageSize:     s.pageSize(),
+		PageSize:     s.reg.pageSize(),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}},
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.CacheScope = "private"
 		},
 	})
-	for _, e := range s.list {
+	for _, e := range s.reg.list {
 		s.mcp.AddTool(e.tool, e.handle)
 	}
 	s.mcp.AddReceivingMiddleware(s.receive)
 }
 
-// registerTools builds the tool list in the order of §4.2, each name bound
-// to its own handler.
-func (s *Server) registerTools() {
-	if s.opts.authoringOnly() {
-		return // §4.2: an authoring-only server registers only the authoring tools
-	}
-	export := s.opts.AllowProtectedExport
-	catalogMode := s.opts.ToolMode == "catalog"
-	if catalogMode {
-		s.addTool(toolDef{name: toolSearchWorkflows, title: "Search workflows",
-			desc:  "Pages through the workflows served here by opaque id, matching the query against workflow ids, parameter names and the operator's --labels text only. Use get_workflow for details and run_workflow to run one. Demonstration labels, values, intents, paths and load errors stay local by default.",
-			input: inputSearchWorkflow, success: searchWorkflowsSchema(export)}, s.searchWorkflows)
-	} else {
-		s.addTool(toolDef{name: toolListWorkflows, title: "List workflows",
-			desc:  "Lists the workflows served here by opaque id, with parameter names and types, step count, availability, and whether run tools are enabled. Demonstration labels, values, intents, paths and load errors stay local by default.",
-			input: inputEmpty, success: listWorkflowsSchema(export)}, s.listWorkflows)
-	}
-	s.addTool(toolDef{name: toolGetWorkflow, title: "Get workflow",
-		desc:  "Returns PHI-safe structural metadata and the certification result for one workflow, by opaque id. Recorded values, intents, names, paths and exception text stay local by default.",
-		input: inputGetWorkflow, success: getWorkflowSchema(export)}, s.getWorkflow)
-	s.addTool(toolDef{name: toolGetRunReport, title: "Get run report",
-		desc:  "Returns the PHI-safe status and count summary of a run started by this server's run tools. Pass wait_ms to long-poll until the run is terminal. The raw report, observed text, paths, stdout and stderr stay local unless protected export was enabled at start.",
-		input: inputGetRunReport, success: runReportSchema(export), precheck: runIDFirst}, s.getRunReport)
-	s.addTool(toolDef{name: toolListAttention, title: "List Needs Attention",
-		desc:  "Lists PHI-safe local halt cards and their exact currently allowed attended actions. Names, observed text, parameters, reports and paths are never returned.",
-		input: inputEmpty, success: queueSchema}, s.listAttention)
-	s.addTool(toolDef{name: toolGetAttention, title: "Get Needs Attention item",
-		desc:  "Reloads one Needs Attention card by opaque id before an operator decision. Use the newly returned capability digest; stale digests are refused.",
-		input: inputGetAttention, success: attentionSchema, precheck: attentionIDNotFound}, s.getAttention)
-	s.registerAttended()
-	if !s.opts.AllowRun {
-		return
-	}
-	if catalogMode {
-		s.addTool(toolDef{name: toolRunWorkflow, title: "Run workflow", desc: runDescription(-1, nil, export),
-			input: runWorkflowInput(s.opts.AllowURLOverride), success: runOutcomeSchema(export), run: true}, s.runCatalog)
-		s.registerQuickstart()
-		return
-	}
-	if s.tut != nil {
-		s.registerQuickstart()
-		return
-	}
-	avail := make([]*workflow, 0, len(s.cat.workflows))
-	for _, w := range s.cat.workflows {
-		if w.available {
-			avail = append(avail, w)
+// runTools counts the registered run tools.
+func (r *registry) runTools() int {
+	n := 0
+	for _, e := range r.list {
+		if e.run {
+			n++
 		}
 	}
-	slices.SortFunc(avail, func(a, b *workflow) int { return strings.Compare(a.id, b.id) })
-	// Run tools share their output schema, and their input schema and
-	// description per distinct parameter list and step count: build each
-	// once (the bytes are only read, by the tools/list middleware).
-	outcome := runOutcomeSchema(export)
-	inputs := map[string]json.RawMessage{}
-	descs := map[int]string{}
-	for _, w := range avail {
-		var kb strings.Builder
-		for _, p := range w.params {
-			kb.WriteString(strconv.Itoa(len(p)) + ":" + p)
-		}
-		key := kb.String()
-		input, ok := inputs[key]
-		if !ok {
-			input = runToolInput(w.params, s.opts.AllowURLOverride, s.opts.AllowSyntheticRecordedDefaults)
-			inputs[key] = input
-		}
-		var desc string
-		if export && w.name != nil {
-			desc = runDescription(w.stepCount, w.name, export)
-		} else if d, ok := descs[w.stepCount]; ok {
-			desc = d
-		} else {
-			desc = runDescription(w.stepCount, nil, export)
-			descs[w.stepCount] = desc
-		}
-		s.addTool(toolDef{name: "run_" + w.id, title: "Run workflow", desc: desc, input: input, success: outcome, run: true}, s.runPerWorkflow(w))
-	}
+	return n
 }
 
-func runDescription(steps int, name *string, export bool) string {
-	what := "the selected compiled workflow"
-	if export && name != nil {
-		what = "'" + *name + "'"
-	}
-	if steps >= 0 {
-		what += fmt.Sprintf(" (%d steps)", steps)
-	}
-	return "Executes " + what + " through the governed openadapt-flow run CLI with fail-closed admission gates. " +
-		"Status values: 'success' (the only success); 'halt' (NOT success: stopped safely, evidence kept locally); 'refused' (nothing executed); " +
-		"'timeout' (stopped at the deadline, effect uncertain); 'error' (no trustworthy result); 'running' (still in progress: call get_run_report with the run_id and wait_ms, never start it again); " +
-		"'interrupted' (the server stopped mid-run, effect uncertain). This tool has requires_seal: true, so if it returns unsigned success, treat it as failure. " +
-		"Pass an idempotency_key to make retries safe. Never treat a non-success status as success."
-}
-
-// addTool registers d with handler h wrapped in the tool middleware
-// (dispatch.go).
-func (s *Server) addTool(d toolDef, h toolHandler) {
-	if _, dup := s.tools[d.name]; dup {
+// add registers d with handler h wrapped in the tool middleware
+// (dispatch.go). A name registered twice is a programming error.
+func (r *registry) add(d toolDef, h toolHandler) {
+	if _, dup := r.tools[d.name]; dup {
 		panic("serve: duplicate tool " + d.name)
 	}
-	out, resolved := s.schemaFor(d.success)
+	out, resolved := r.schemaFor(d.success)
 	// The SDK re-marshals raw schemas at AddTool (0.5 ms per run tool, most
 	// of a 1,000-bundle start), but only type-checks a *jsonschema.Schema.
 	// So tools are registered with a placeholder and the tools/list
-	// middleware puts the exact raw bytes on the wire (§3.1).
+	// middleware puts the exact raw bytes on the wire.
 	t := &mcp.Tool{
 		Name:         d.name,
 		Title:        d.title,
@@ -242,36 +187,34 @@ func (s *Server) addTool(d toolDef, h toolHandler) {
 	if d.run {
 		t.Annotations = annRun
 		t.Meta = mcp.Meta{"requires_seal": true}
-	} else {
-		if d.ann != nil {
-			t.Annotations = d.ann
-		}
+	} else if d.ann != nil {
+		t.Annotations = d.ann
 	}
-	e := &toolEntry{name: d.name, rank: len(s.list), tool: t, inRaw: d.input, outRaw: out, output: resolved, run: d.run, rawResult: d.rawResult}
+	e := &toolEntry{name: d.name, rank: len(r.list), tool: t, inRaw: d.input, outRaw: out, output: resolved, run: d.run, rawResult: d.rawResult}
 	if !d.run {
-		// Run arguments are validated by their handler (§5.6 order).
+		// Run arguments are validated by their handler, in their own order.
 		e.input = &lazyResolved{raw: d.input}
 		h = checkArguments(e.input, d.precheck, h)
 	}
-	e.handle = s.toolMiddleware(e, decodeArguments(h))
-	s.tools[d.name] = e
-	s.list = append(s.list, e)
+	e.handle = r.toolMiddleware(e, decodeArguments(h))
+	r.tools[d.name] = e
+	r.list = append(r.list, e)
 }
 
 // maxListBytes keeps every tools/list page under the 4 MiB frame bound
-// (§12) with room for the envelope; testOnlyMaxListBytes, when positive, replaces it (TestToolsListPreEncoded
-// pages a small list).
+// with room for the envelope; testOnlyMaxListBytes, when positive,
+// replaces it (TestToolsListPreEncoded pages a small list).
 const maxListBytes = 3_800_000
 
 var testOnlyMaxListBytes int
 
 // pageSize is the tools/list page size: everything in one page when it fits
-// in a frame (§2: at least 5000), else as many of the largest tool as fit.
+// in a frame (at least 5000 tools), else as many of the largest tool as fit.
 // The read tools sort before the run tools, so the first page always holds
 // them in registration order, and later pages hold run tools by id.
-func (s *Server) pageSize() int {
+func (r *registry) pageSize() int {
 	total, largest := 0, 0
-	for _, e := range s.list {
+	for _, e := range r.list {
 		// An upper bound of the tool's JSON size: raw schema bytes, the
 		// escaped strings, and the fixed keys and annotations.
 		t := e.tool
@@ -293,16 +236,16 @@ func (s *Server) pageSize() int {
 // schemaFor returns the outputSchema bytes and their resolved form for a
 // success schema, shared between tools: every run tool has the same R, so a
 // server with 1,000 run tools resolves it once.
-func (s *Server) schemaFor(success string) (json.RawMessage, *lazyResolved) {
-	if c, ok := s.schemas[success]; ok {
+func (r *registry) schemaFor(success string) (json.RawMessage, *lazyResolved) {
+	if c, ok := r.schemas[success]; ok {
 		return c.raw, c.resolved
 	}
 	raw := outputSchema(success)
 	c := cachedSchema{raw: raw, resolved: &lazyResolved{raw: raw}}
-	if s.schemas == nil {
-		s.schemas = map[string]cachedSchema{}
+	if r.schemas == nil {
+		r.schemas = map[string]cachedSchema{}
 	}
-	s.schemas[success] = c
+	r.schemas[success] = c
 	return c.raw, c.resolved
 }
 
@@ -342,14 +285,14 @@ func (s *Server) listTools(req mcp.Request, res mcp.Result, err error) (mcp.Resu
 		return res, err
 	}
 	if t := s.conn.Load(); t != nil {
-		if page := s.pages.page(lr.Tools, s.wireTools); page != nil && t.Rewrite(req, func(result []byte) [][]byte {
+		if page := s.reg.pages.page(lr.Tools, s.reg.wireTools); page != nil && t.Rewrite(req, func(result []byte) [][]byte {
 			return spliceTools(result, page)
 		}) {
 			lr.Tools = []*mcp.Tool{}
 			return res, nil
 		}
 	}
-	lr.Tools = s.wireTools(lr.Tools)
+	lr.Tools = s.reg.wireTools(lr.Tools)
 	return res, err
 }
 
@@ -371,17 +314,17 @@ func spliceTools(result, page []byte) [][]byte {
 
 // wireTools is a page as the wire carries it: the SDK's page of tools in
 // registration order, each with its exact schema bytes.
-func (s *Server) wireTools(page []*mcp.Tool) []*mcp.Tool {
+func (r *registry) wireTools(page []*mcp.Tool) []*mcp.Tool {
 	tools := make([]*mcp.Tool, len(page))
 	rank := func(t *mcp.Tool) int {
-		if e := s.tools[t.Name]; e != nil {
+		if e := r.tools[t.Name]; e != nil {
 			return e.rank
 		}
 		return 0
 	}
 	for i, t := range page {
 		c := *t
-		if e := s.tools[t.Name]; e != nil {
+		if e := r.tools[t.Name]; e != nil {
 			c.InputSchema, c.OutputSchema = e.inRaw, e.outRaw
 		}
 		tools[i] = &c

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"io"
 	"sync"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
@@ -10,118 +11,120 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/tutorial"
 )
 
-// Tutorial mode (mcp-surface.md §10.1; flow-helper.md §3.3 and §12 items
-// 9–14): `serve --tutorial`, or `serve --allow-run` without --bundles. At
-// startup the Flow-side helper prepares (or reuses) Flow's synthetic MockMed
-// bundle under <runs-dir>/synthetic-tutorial/ and keeps MockMed up for the
-// server's lifetime; the server serves that one workflow as
-// local_quickstart, and with --allow-run registers run_local_quickstart,
-// which goes through the same run call pipeline as every run tool.
+// Tutorial mode (docs/mcp.md "Modes"; docs/helper.md): `serve --tutorial`,
+// or `serve --allow-run` without --bundles. At startup the Flow helper
+// prepares (or reuses) Flow's synthetic MockMed bundle under
+// <runs-dir>/synthetic-tutorial/ and keeps MockMed up for the server's
+// lifetime; the server serves that one workflow as local_quickstart, and
+// with --allow-run registers run_local_quickstart, which goes through the
+// same run call as every run tool.
 
-// tutorialState is the prepared tutorial of this server.
-type tutorialState struct {
-	sess *tutorial.Session
-	wf   *workflow
-	once sync.Once
+// tutorialTools are the prepared tutorial of this server and its run tool.
+type tutorialTools struct {
+	sess     *tutorial.Session
+	wf       *workflow
+	helper   *helperProc // MockMed lives in it
+	headed   bool
+	allowRun bool
+	export   bool
+	once     sync.Once
 }
 
-// isTutorial reports whether w is this server's tutorial workflow.
-func (s *Server) isTutorial(w *workflow) bool {
-	return s.tut != nil && w == s.tut.wf
+// owns reports whether w is this server's tutorial workflow (false
+// outside tutorial mode).
+func (t *tutorialTools) owns(w *workflow) bool {
+	return t != nil && w == t.wf
 }
 
-// impliesTutorial reports tutorial mode from the flags alone (§1.3 rule 6).
+// impliesTutorial reports tutorial mode from the flags alone.
 func (o Options) impliesTutorial() bool {
 	return o.Tutorial || (o.AllowRun && o.Bundles == "" && !o.Authoring)
 }
 
-// startTutorial is §1.5 step 11 for D3 (flow-helper.md §2.1 g): prepare the
-// tutorial through the helper, with one stderr line per phase, then build
-// the tutorial workflow from a full verification of the prepared bundle.
-// Every failure is the exit-2 message naming the phase.
-func (s *Server) startTutorial() error {
-	if !s.helper.alive() {
-		return configErrorf("%s", (&tutorial.Error{Phase: "start"}).Error())
+// startTutorial prepares the tutorial through the helper, with one stderr
+// line per phase, then builds the tutorial workflow from a full
+// verification of the prepared bundle. Every failure is the exit-2
+// message naming the phase.
+func startTutorial(ctx context.Context, o Options, p *helperProc, st *runstore.State, instance, runsDir string, loader *bundleLoader, stderr io.Writer) (*tutorialTools, error) {
+	if !p.alive() {
+		return nil, configErrorf("%s", (&tutorial.Error{Phase: "start"}).Error())
 	}
-	sess, err := tutorial.Prepare(context.Background(), tutorial.FromHelper(s.helper.h), tutorial.Options{
-		RunsDir: s.prep.runsDir, StateDir: s.state.Dir(), Instance: s.instance,
-		Headed: s.opts.Headed, Policy: s.opts.Policy, Progress: s.stderr, Prefix: "serve: ",
+	sess, err := tutorial.Prepare(ctx, tutorial.FromHelper(p.h), tutorial.Options{
+		RunsDir: runsDir, StateDir: st.Dir(), Instance: instance,
+		Headed: o.Headed, Policy: o.Policy, Progress: stderr, Prefix: "serve: ",
 	})
 	if err != nil {
 		if te, ok := err.(*tutorial.Error); ok {
-			return configErrorf("%s", te.Error())
+			return nil, configErrorf("%s", te.Error())
 		}
-		return configErrorf("%s", (&tutorial.Error{Phase: "start"}).Error())
+		return nil, configErrorf("%s", (&tutorial.Error{Phase: "start"}).Error())
 	}
-	b, err := bundle.Load(sess.BundleDir, s.bundleOpts(bundle.Full)...)
+	b, err := bundle.Load(sess.BundleDir, loader.bundleOpts(bundle.Full)...)
 	if err != nil || b == nil || !b.Verified() || b.ContentDigest != sess.ContentDigest {
 		sess.Close()
-		return configErrorf("%s", (&tutorial.Error{Phase: "bundle"}).Error())
+		return nil, configErrorf("%s", (&tutorial.Error{Phase: "bundle"}).Error())
 	}
-	w := s.fromBundle(b)
-	// The tutorial's fixed id (§5.6), never a digest-derived one: the
-	// exemption is bound to the prepared digest, not to the id.
+	w := fromBundle(b)
+	// The tutorial's fixed id, never a digest-derived one: the exemption is
+	// bound to the prepared digest, not to the id.
 	w.id, w.baseID = tutorial.WorkflowID, tutorial.WorkflowID
-	// The tutorial takes no parameters of its own (§12.12): its note is the
-	// server's fixed parameters file (tutorialRun), so none is listed.
+	// The tutorial takes no parameters of its own: its note is the
+	// server's fixed parameters file (adjust), so none is listed.
 	w.params = nil
 	if !w.available {
 		sess.Close()
-		return configErrorf("%s", (&tutorial.Error{Phase: "bundle"}).Error())
+		return nil, configErrorf("%s", (&tutorial.Error{Phase: "bundle"}).Error())
 	}
-	s.tut = &tutorialState{sess: sess, wf: w}
-	s.cat = newCatalog([]*workflow{w})
-	return nil
+	return &tutorialTools{sess: sess, wf: w, helper: p, headed: o.Headed, allowRun: o.AllowRun, export: o.AllowProtectedExport}, nil
 }
 
-// closeTutorial removes this instance's deployment config and exemption
-// record; MockMed stops with the helper (closeHelper). The bundle stays for
-// the next start to reuse.
-func (s *Server) closeTutorial() {
-	if s.tut != nil {
-		s.tut.once.Do(s.tut.sess.Close)
+// close removes this instance's deployment config and exemption record;
+// MockMed stops with the helper. The bundle stays for the next start to
+// reuse. nil-safe.
+func (t *tutorialTools) close() {
+	if t != nil {
+		t.once.Do(t.sess.Close)
 	}
 }
 
-// admitTutorial replaces the ledger gate for the tutorial workflow (§12.10):
-// MockMed lives in the helper, so a stopped helper is internal_error before
-// anything starts (flow-helper.md §2.9); otherwise the prepared bundle is
-// re-verified now and passes only if its digest equals the one recorded in
-// <state>/tutorial-<instance>.json. Anything else is admission_required.
-func (s *Server) admitTutorial(w *workflow) *failure {
-	if !s.helper.alive() || !s.tut.sess.Alive() {
+// admit replaces the ledger gate for the tutorial workflow: MockMed lives
+// in the helper, so a stopped helper is internal_error before anything
+// starts; otherwise the prepared bundle is re-verified now and passes only
+// if its digest equals the one recorded in <state>/tutorial-<instance>.json.
+// Anything else is admission_required.
+func (t *tutorialTools) admit(w *workflow) *failure {
+	if !t.helper.alive() || !t.sess.Alive() {
 		return fail(CodeInternalError)
 	}
-	if w.contentDigest != s.tut.sess.ContentDigest || !s.tut.sess.Exempt(w.dir) {
+	if w.contentDigest != t.sess.ContentDigest || !t.sess.Exempt(w.dir) {
 		return failAdmission("unverifiable")
 	}
 	return nil
 }
 
-// tutorialGate is the banner's admission clause in tutorial mode.
-func (s *Server) tutorialGate() string {
-	return "admission: only the prepared tutorial bundle is exempt, bound to its content digest sha256:" + s.tut.sess.ContentDigest
+// gateClause is the banner's admission clause in tutorial mode.
+func (t *tutorialTools) gateClause() string {
+	return "admission: only the prepared tutorial bundle is exempt, bound to its content digest sha256:" + t.sess.ContentDigest
 }
 
-// tutorialRun sets the tutorial's run arguments (§7.2 argv step 6): Flow's
-// run verb with the prepared deployment config and MockMed URL, profile
-// standard, --headed when set, and the fixed parameters file
-// {"note": tutorial.Note}; never --approve-unverified-writes. Tutorial
-// mode refuses --url, --config and --extra-run-arg at startup, so nothing
-// else is added.
-func (s *Server) tutorialRun(req *flowrun.Request) {
+// adjust sets the tutorial's run arguments: Flow's run verb with the
+// prepared deployment config and MockMed URL, profile standard, --headed
+// when set, and the fixed parameters file {"note": tutorial.Note}; never
+// --approve-unverified-writes. Tutorial mode refuses --url, --config and
+// --extra-run-arg at startup, so nothing else is added.
+func (t *tutorialTools) adjust(req *flowrun.Request) {
 	req.Params = tutorial.Params()
-	req.URL = s.tut.sess.URL
-	req.Config = s.tut.sess.DeploymentConfig
+	req.URL = t.sess.URL
+	req.Config = t.sess.DeploymentConfig
 	req.ExtraArgs = []string{"--profile", "standard"}
-	if s.opts.Headed {
+	if t.headed {
 		req.ExtraArgs = append(req.ExtraArgs, "--headed")
 	}
 }
 
 // keyTutorialUnsigned is run_local_quickstart's own copy for a
-// production-eligible VERIFIED run without a Seal (C2 kept; §12.9). It is
-// stored in the run record like every message key.
+// production-eligible VERIFIED run without a Seal. It is stored in the run
+// record like every message key.
 const keyTutorialUnsigned runstore.MessageKey = "tutorial_unsigned_production_success"
 
 func init() {
@@ -140,7 +143,7 @@ func tutorialOutcome(o runstore.Outcome) runstore.Outcome {
 }
 
 // quickstartInput is run_local_quickstart's input: only idempotency_key
-// (§12.12; the note is the server's fixed parameters file).
+// (the note is the server's fixed parameters file).
 var quickstartInput = runToolInput(nil, false, false)
 
 // quickstartDescription is run_local_quickstart's description.
@@ -149,21 +152,24 @@ func quickstartDescription(steps int) string {
 		"Flow marks a perfect tutorial run production-eligible VERIFIED; this local server never mints a Seal, so the result is status 'error' with execution_outcome VERIFIED and effect_verified true, and nothing needs to be retried."
 }
 
-// registerQuickstart registers run_local_quickstart (§5.6, §10.1).
-func (s *Server) registerQuickstart() {
-	if s.tut == nil || !s.opts.AllowRun {
+// register adds run_local_quickstart (with --allow-run), whose calls go
+// through runs' run call.
+func (t *tutorialTools) register(reg *registry, runs *runTools) {
+	if t == nil || !t.allowRun {
 		return
 	}
-	s.addTool(toolDef{name: tutorial.ToolName, title: "Run the local quickstart", desc: quickstartDescription(s.tut.wf.stepCount),
-		input: quickstartInput, success: runOutcomeSchema(s.opts.AllowProtectedExport), run: true}, s.runQuickstart)
+	reg.add(toolDef{name: tutorial.ToolName, title: "Run the local quickstart", desc: quickstartDescription(t.wf.stepCount),
+		input: quickstartInput, success: runOutcomeSchema(t.export), run: true}, func(ctx context.Context, c *toolCall) (any, *failure) {
+		return t.runQuickstart(ctx, c, runs)
+	})
 }
 
 // runQuickstart is run_local_quickstart's handler: url is refused like on
 // every run tool (--allow-url-override is refused in tutorial mode), any
 // other key but idempotency_key is invalid_arguments, and the note is the
 // fixed tutorial note.
-func (s *Server) runQuickstart(ctx context.Context, c *toolCall) (any, *failure) {
-	if f := s.refuseURL(c.args); f != nil {
+func (t *tutorialTools) runQuickstart(ctx context.Context, c *toolCall, runs *runTools) (any, *failure) {
+	if f := runs.refuseURL(c.args); f != nil {
 		return nil, f
 	}
 	for k := range c.args {
@@ -171,5 +177,5 @@ func (s *Server) runQuickstart(ctx context.Context, c *toolCall) (any, *failure)
 			return nil, fail(CodeInvalidArguments)
 		}
 	}
-	return s.runCall(ctx, c, s.tut.wf, map[string]any{})
+	return runs.call(ctx, c, t.wf, map[string]any{})
 }

@@ -70,7 +70,7 @@ func TestTutorialQuickstart(t *testing.T) {
 	}
 	if b := s.srv.Banner(); !strings.Contains(b, "serving 1 workflow(s)") || !strings.Contains(b, "run tools enabled") ||
 		!strings.Contains(b, "tutorial enabled") || strings.Contains(b, "admission gate off") ||
-		!strings.Contains(b, "; admission: only the prepared tutorial bundle is exempt, bound to its content digest sha256:"+s.srv.tut.sess.ContentDigest+";") {
+		!strings.Contains(b, "; admission: only the prepared tutorial bundle is exempt, bound to its content digest sha256:"+s.srv.tutorial.sess.ContentDigest+";") {
 		t.Errorf("banner %q", b)
 	}
 	var names []string

@@ -2,28 +2,56 @@ package serve
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 )
 
-// The workflow tools: list_workflows (§5.1), search_workflows (§5.7) and
-// get_workflow with its certification (§5.2).
+// catalogTools are the workflow tools (docs/mcp.md "Read tools"):
+// list_workflows (per-workflow mode) or search_workflows (catalog mode),
+// and get_workflow with its certification.
+type catalogTools struct {
+	opts   *Options
+	cat    *catalog
+	gate   *gate          // the listing's admission state
+	labels *labels.Labels // --labels, nil without
+	flow   *flowCommand   // certification runs `flow certify`
+}
 
-func (s *Server) listWorkflows(context.Context, *toolCall) (any, *failure) {
-	out := listWorkflowsP{
-		listingHeadP: s.listingHead(),
-		Workflows:    make([]workflowP, 0, len(s.cat.workflows)),
-		Note:         s.note(),
-		Protected:    s.listingProtected(),
+// register adds the catalog tools.
+func (t *catalogTools) register(reg *registry) {
+	export := t.opts.AllowProtectedExport
+	if t.opts.ToolMode == "catalog" {
+		reg.add(toolDef{name: toolSearchWorkflows, title: "Search workflows",
+			desc:  "Pages through the workflows served here by opaque id, matching the query against workflow ids, parameter names and the operator's --labels text only. Use get_workflow for details and run_workflow to run one. Demonstration labels, values, intents, paths and load errors stay local by default.",
+			input: inputSearchWorkflow, success: searchWorkflowsSchema(export)}, t.searchWorkflows)
+	} else {
+		reg.add(toolDef{name: toolListWorkflows, title: "List workflows",
+			desc:  "Lists the workflows served here by opaque id, with parameter names and types, step count, availability, and whether run tools are enabled. Demonstration labels, values, intents, paths and load errors stay local by default.",
+			input: inputEmpty, success: listWorkflowsSchema(export)}, t.listWorkflows)
 	}
-	for _, w := range s.cat.workflows {
-		out.Workflows = append(out.Workflows, s.projectWorkflow(w))
+	reg.add(toolDef{name: toolGetWorkflow, title: "Get workflow",
+		desc:  "Returns PHI-safe structural metadata and the certification result for one workflow, by opaque id. Recorded values, intents, names, paths and exception text stay local by default.",
+		input: inputGetWorkflow, success: getWorkflowSchema(export)}, t.getWorkflow)
+}
+
+func (t *catalogTools) listWorkflows(context.Context, *toolCall) (any, *failure) {
+	out := workflowList{
+		listingHead: t.head(),
+		Workflows:   make([]workflowEntry, 0, len(t.cat.workflows)),
+		Note:        t.note(),
+		Protected:   t.protectedListing(),
+	}
+	for _, w := range t.cat.workflows {
+		out.Workflows = append(out.Workflows, t.project(w))
 	}
 	return out, nil
 }
 
-func (s *Server) searchWorkflows(_ context.Context, c *toolCall) (any, *failure) {
+func (t *catalogTools) searchWorkflows(_ context.Context, c *toolCall) (any, *failure) {
 	args := c.args
 	q, _ := args["query"].(string)
 	availOnly, _ := args["available_only"].(bool)
@@ -41,20 +69,20 @@ func (s *Server) searchWorkflows(_ context.Context, c *toolCall) (any, *failure)
 		}
 		offset = o
 	}
-	matches := s.cat.search(terms, availOnly, s.opts.AllowProtectedExport, s.prep.labels)
-	out := searchWorkflowsP{
-		listingHeadP: s.listingHead(),
+	matches := t.cat.search(terms, availOnly, t.opts.AllowProtectedExport, t.labels)
+	out := workflowSearch{
+		listingHead:  t.head(),
 		TotalMatches: len(matches),
-		Workflows:    []workflowP{},
-		Note:         s.note(),
-		Protected:    s.listingProtected(),
+		Workflows:    []workflowEntry{},
+		Note:         t.note(),
+		Protected:    t.protectedListing(),
 	}
 	if offset > len(matches) {
 		offset = len(matches)
 	}
 	end := min(offset+limit, len(matches))
 	for _, w := range matches[offset:end] {
-		out.Workflows = append(out.Workflows, s.projectWorkflow(w))
+		out.Workflows = append(out.Workflows, t.project(w))
 	}
 	if end < len(matches) {
 		next := encodeCursor(end, binding)
@@ -63,69 +91,138 @@ func (s *Server) searchWorkflows(_ context.Context, c *toolCall) (any, *failure)
 	return out, nil
 }
 
-func (s *Server) getWorkflow(ctx context.Context, c *toolCall) (any, *failure) {
+func (t *catalogTools) getWorkflow(ctx context.Context, c *toolCall) (any, *failure) {
 	id, _ := c.args["workflow"].(string)
-	w := s.cat.lookup(id)
+	w := t.cat.lookup(id)
 	if w == nil {
 		return nil, fail(CodeUnknownWorkflow)
 	}
 	c.audit.WorkflowID = &w.id
-	p := s.projectWorkflow(w)
-	out := getWorkflowP{workflowCoreP: p.workflowCoreP, Protected: p.Protected}
+	p := t.project(w)
+	out := workflowDetail{workflowCore: p.workflowCore, Protected: p.Protected}
 	if w.available {
 		out.SchemaVersion = w.schemaVersion
 	}
-	out.Certification = s.certify(ctx, w)
+	out.Certification = t.certify(ctx, w)
 	return out, nil
 }
 
 // certify runs `flow certify` for get_workflow when a policy or config is
-// set (§5.2).
-func (s *Server) certify(ctx context.Context, w *workflow) certificationP {
-	notEval := certificationP{Certified: nil, Message: certNotEvaluated}
+// set.
+func (t *catalogTools) certify(ctx context.Context, w *workflow) certification {
+	export := t.opts.AllowProtectedExport
+	notEval := certification{Certified: nil, Message: certNotEvaluated}
 	if !w.available {
-		c := certificationP{Certified: nil, Message: certNotLoaded}
-		if s.opts.AllowProtectedExport {
-			c.Protected = &certProtectedP{Detail: ""}
+		c := certification{Certified: nil, Message: certNotLoaded}
+		if export {
+			c.Protected = &certificationProtectedBlock{Detail: ""}
 		}
 		return c
 	}
-	if s.opts.Policy == "" && s.opts.Config == "" {
-		if s.opts.AllowProtectedExport {
-			notEval.Protected = &certProtectedP{Detail: ""}
+	if t.opts.Policy == "" && t.opts.Config == "" {
+		if export {
+			notEval.Protected = &certificationProtectedBlock{Detail: ""}
 		}
 		return notEval
 	}
-	flow, err := s.resolveFlow()
+	flow, err := t.flow.resolve()
 	if err != nil {
-		if s.opts.AllowProtectedExport {
-			notEval.Protected = &certProtectedP{Detail: "openadapt-flow was not found."}
+		if export {
+			notEval.Protected = &certificationProtectedBlock{Detail: "openadapt-flow was not found."}
 		}
 		return notEval
 	}
 	ex := flowrun.Exec(ctx, flowrun.Command{
-		Args:    flowrun.CertifyArgs(flow, w.dir, s.opts.Policy, s.opts.Config),
-		Env:     s.childEnv,
-		Timeout: time.Duration(s.opts.Timeout * float64(time.Second)),
+		Args:    flowrun.CertifyArgs(flow, w.dir, t.opts.Policy, t.opts.Config),
+		Env:     t.flow.env,
+		Timeout: time.Duration(t.opts.Timeout * float64(time.Second)),
 	})
-	var c certificationP
+	var c certification
 	var code *int
 	switch {
 	case ex.TimedOut || ex.Canceled || ex.Err != nil:
 		c = notEval
 	case ex.Code == 0:
-		c = certificationP{Certified: boolPtr(true), Message: certPassed}
+		c = certification{Certified: boolPtr(true), Message: certPassed}
 		code = &ex.Code
 	default:
-		c = certificationP{Certified: boolPtr(false), Message: certNotPassed}
+		c = certification{Certified: boolPtr(false), Message: certNotPassed}
 		code = &ex.Code
 	}
-	if s.opts.AllowProtectedExport {
+	if export {
 		detail := ex.Stdout
 		if detail == "" {
 			detail = ex.Stderr
 		}
-		c.Protected = &certProtectedP{Certified: c.Certified, ExitCode: code, Detail: detail}
+		c.Protected = &certificationProtectedBlock{Certified: c.Certified, ExitCode: code, Detail: detail}
 	}
 	return c
+}
+
+// head opens a listing.
+func (t *catalogTools) head() listingHead {
+	return listingHead{
+		SchemaVersion:            1,
+		RunToolsEnabled:          t.opts.AllowRun,
+		ProtectedExportEnabled:   t.opts.AllowProtectedExport,
+		SyntheticDefaultsEnabled: t.opts.AllowSyntheticRecordedDefaults,
+		AdmissionGate:            t.gate.name(),
+	}
+}
+
+func (t *catalogTools) protectedListing() *listingProtectedBlock {
+	if !t.opts.AllowProtectedExport {
+		return nil
+	}
+	// Several roots: joined with the OS path-list separator, in order.
+	return &listingProtectedBlock{BundlesDir: strings.Join(t.opts.roots(), string(filepath.ListSeparator))}
+}
+
+func (t *catalogTools) note() *string {
+	if t.opts.AllowRun {
+		return nil
+	}
+	n := noteRunToolsDisabled
+	return &n
+}
+
+// project builds the listing entry of w.
+func (t *catalogTools) project(w *workflow) workflowEntry {
+	p := workflowEntry{workflowCore: workflowCore{
+		ID:         w.id,
+		Available:  w.available,
+		Parameters: []paramEntry{},
+		// An unavailable workflow always carries a code; one without a
+		// bundle reason (none today) would say unreadable, never nothing.
+		UnavailableReason: unavailableReason(w),
+		Encrypted:         w.encrypted,
+		Admission:         t.admission(w),
+	}}
+	if l := t.labels.Get(w.id); l != (labels.Entry{}) {
+		p.Label, p.Description = l.Label, l.Description
+	}
+	if w.available {
+		n := w.stepCount
+		p.StepCount = &n
+		for _, name := range w.sortedParams() {
+			p.Parameters = append(p.Parameters, paramEntry{name, "string", !t.opts.AllowSyntheticRecordedDefaults})
+		}
+	}
+	if t.opts.AllowProtectedExport {
+		p.Protected = protectedWorkflow(w)
+	}
+	return p
+}
+
+// admission is a listing entry's admission field.
+func (t *catalogTools) admission(w *workflow) string {
+	switch {
+	case !t.gate.on():
+		return "not_required"
+	case !w.available:
+		return "not_actively_admitted"
+	case t.gate.listingAdmitted(w):
+		return "active"
+	}
+	return "not_actively_admitted"
 }
