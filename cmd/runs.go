@@ -21,7 +21,8 @@ import (
 )
 
 // `openadapt-agent runs list|show`: the local operator's read-only view of
-// the runs serve recorded (issue 11 item 4; round2-decisions 4). Both print
+// the runs serve recorded, through internal/runstore (docs/runs.md "Run
+// records"). Both print
 // allowlisted, validated record fields only; `show --protected` adds the
 // kept tail of Flow's stderr, with the same warning `bundle inspect
 // --protected` prints. Nothing here writes, and an unsafe runs or state

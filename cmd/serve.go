@@ -15,7 +15,7 @@ import (
 )
 
 // newServeCmd is `serve`, the governed local stdio MCP server
-// (shared/spec/mcp-surface.md §1).
+// (docs/mcp.md).
 func newServeCmd(io *IO) *cobra.Command {
 	var o serve.Options
 	var roots []string

@@ -15,7 +15,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 
-// TestAttendedProgressWhileDispatched (flow-helper.md §3.2, M§9.1): while
+// TestAttendedProgressWhileDispatched: while
 // attended.act is in flight and the call carries a progress token, the
 // server sends "Attended action in progress." (the confirmation wait has
 // its own text). The fake holds the act until the test answers another

@@ -505,7 +505,9 @@ func resultCode(r *mcp.CallToolResult) string {
 	return errorCode(m)
 }
 
-// §4.3, table-driven through the fake helper's error frames.
+// TestAttendedResultMapping: every helper answer maps to its result or
+// error code (docs/attended.md "Results"), table-driven through the fake
+// helper's error frames.
 func TestAttendedResultMapping(t *testing.T) {
 	t.Parallel()
 	dec := func(status string) json.RawMessage {
@@ -581,7 +583,8 @@ func TestAttendedResultMapping(t *testing.T) {
 }
 
 // A byte-identical retry of a journaled decision answers without an
-// elicitation when the digest is no longer current (§6, §12.8).
+// elicitation when the digest is no longer current (docs/attended.md
+// "Replay after close").
 func TestAttendedReplayAfterClose(t *testing.T) {
 	t.Parallel()
 	oldDigest := "sha256:" + strings.Repeat("1", 64)

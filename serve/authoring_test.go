@@ -18,8 +18,7 @@ import (
 )
 
 // authoringEnv runs serve --authoring on the real embedded helper with the
-// stub Flow's fake F1-shaped session (testdata/stubflow, flow-helper.md
-// §12.19). mode is OPENADAPT_STUBFLOW_AUTHORING ("" = absent).
+// stub Flow's fake authoring session (testdata/stubflow). mode is OPENADAPT_STUBFLOW_AUTHORING ("" = absent).
 func authoringEnv(t *testing.T, mode string, vars ...string) (Options, *authoringstub.Stub) {
 	t.Helper()
 	st := authoringstub.New(t, mode, vars...)
@@ -197,7 +196,7 @@ func mustIndent(t *testing.T, v any) []byte {
 // serve --authoring --config: the session's backend comes from the
 // deployment config (read by the helper with Flow's loader), --url and
 // --headed override it; a web config without a URL or headed exits 2
-// naming the missing piece (flow-helper.md §12.2, §12.3).
+// naming the missing piece.
 func TestAuthoringSessionFromConfig(t *testing.T) {
 	o, log := authoringEnv(t, "full")
 	cfg := filepath.Join(log.Root, "deployment.json")

@@ -11,7 +11,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
-// TestAuthorityDBRecorded (flow-helper.md §12.24): a stateful server
+// TestAuthorityDBRecorded: a stateful server
 // records the durable-authority database its Flow children and helper use,
 // from the environment it gives them; a read-only server writes nothing.
 func TestAuthorityDBRecorded(t *testing.T) {

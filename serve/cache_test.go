@@ -17,7 +17,7 @@ func TestDigestCache(t *testing.T) {
 	o.AllowRun = true
 	s1 := start(t, o)
 	ids1 := toolNames(s1)
-	// The cache lives in the cache folder (round2-decisions.md 2), 0700,
+	// The cache lives in the per-user cache folder, 0700,
 	// one 0600 file per bundles root; never in the runs folder.
 	cache := s1.srv.runs.loader.cachePath(e.bundles)
 	if filepath.Dir(cache) != o.CacheDir {

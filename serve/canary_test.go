@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// canary is the planted test string of mcp-surface.md (Terms).
+// canary is the planted test string: a name, a record number, a secret
+// and a path that must never reach the wire, the audit log or stderr.
 const canary = "Jane Roe MRN-9911 sk_live_secret /private/protected/path"
 
 var canaryTokens = []string{canary, "Jane Roe", "MRN-9911", "sk_live_secret", "/private/protected/path"}

@@ -15,7 +15,7 @@ import (
 )
 
 // workflow is one discovered bundle as the server sees it. Fields marked
-// protected reach the wire only with protected export (§6.4).
+// protected reach the wire only with protected export.
 type workflow struct {
 	id        string // opaque id, with a dedupe suffix when needed
 	baseID    string // id without the suffix; idempotency bindings use it
@@ -23,7 +23,7 @@ type workflow struct {
 	available bool
 	reason    bundle.Unavailable // why unavailable ("" when available); bundle's one enum
 
-	params        []string // declared parameters (§6.5), declared order
+	params        []string // declared parameters, declared order
 	stepCount     int
 	schemaVersion *int
 	encrypted     bool
@@ -73,7 +73,7 @@ func newCatalog(ws []*workflow) *catalog {
 }
 
 // lookup resolves an id. Unknown, foreign and malformed ids are all "not
-// found": one answer (§6.6).
+// found": one answer, so an id reveals nothing.
 func (c *catalog) lookup(id string) *workflow {
 	if !workflowid.Valid(id) {
 		return nil
@@ -81,8 +81,9 @@ func (c *catalog) lookup(id string) *workflow {
 	return c.byID[id]
 }
 
-// search implements the matching of §5.7; terms also match the operator's
-// --labels text (notes/LABELS.md).
+// search is search_workflows' matching: every term must match the id, a
+// parameter name (or, with protected export, the name) or the operator's
+// --labels text.
 func (c *catalog) search(terms []string, availableOnly, export bool, l *labels.Labels) []*workflow {
 	var out []*workflow
 	for _, w := range c.workflows {

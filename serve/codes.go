@@ -2,11 +2,11 @@ package serve
 
 import "github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 
-// Code is a stable failure-envelope code (mcp-surface.md §3.2).
+// Code is a stable failure-envelope code (docs/mcp.md "Error codes").
 type Code string
 
-// The failure codes, in the table order of mcp-surface.md §3.2. The order is
-// part of the wire: it is the enum order of the failure envelope F.
+// The failure codes, in the table order of docs/mcp.md "Error codes". The
+// order is part of the wire: it is the enum order of the failure envelope.
 const (
 	CodeInvalidArguments       Code = "invalid_arguments"
 	CodeUnknownWorkflow        Code = "unknown_workflow"
@@ -32,7 +32,7 @@ const (
 	CodeInternalError          Code = "internal_error"
 )
 
-// allCodes is the enum of the failure envelope, in §3.2 table order.
+// allCodes is the enum of the failure envelope, in table order.
 var allCodes = []Code{
 	CodeInvalidArguments, CodeUnknownWorkflow, CodeWorkflowUnavailable, CodeRunToolsDisabled,
 	CodeURLOverrideRefused, CodeIdempotencyConflict, CodeAdmissionRequired, CodeFlowNotFound,
@@ -136,7 +136,7 @@ var copyFor = map[Code]codeCopy{
 	},
 }
 
-// admissionMessage is the fixed refusal copy per ledger reason (§7.5).
+// admissionMessage is the fixed refusal copy per ledger reason.
 func admissionMessage(reason string) string {
 	switch reason {
 	case "missing", "expired", "revoked", "mismatched", "unverifiable":
@@ -162,7 +162,8 @@ const (
 	keyError                     runstore.MessageKey = "error"
 )
 
-// runMessages is the fixed copy of each message key (§7.4, §8).
+// runMessages is the fixed copy of each message key (docs/runs.md
+// "Messages").
 var runMessages = map[runstore.MessageKey]string{
 	keySuccess:                   "The governed run completed and its persisted report confirms verified success.",
 	keyHaltHalted:                "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence.",
@@ -186,7 +187,7 @@ func messageText(k runstore.MessageKey) string {
 	return runMessages[keyError]
 }
 
-// Fixed notes and other messages (§5.1, §5.2, §7.4).
+// Fixed notes and other messages.
 const (
 	noteRunToolsDisabled = "Run tools are disabled unless the operator started the server with --allow-run."
 

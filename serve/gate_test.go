@@ -72,8 +72,8 @@ func TestAdmissionGateAdmits(t *testing.T) {
 	}
 }
 
-// TestAdmissionListingGlobalChecks is review decision 1: the listing's
-// admission state is the ledger's §15 decision, so a ledger-wide check
+// TestAdmissionListingGlobalChecks: the listing's
+// admission state is the ledger's decision, so a ledger-wide check
 // (here one workflow row whose object is missing: "any row unattributed")
 // shows even an otherwise admitted bundle as not actively admitted, the
 // same answer its run gets. serve's old listing read the latest row alone

@@ -22,7 +22,7 @@ type testBundle struct {
 	salt    string         // makes the content unique
 }
 
-// writeBundle writes a schema-v3 plaintext bundle (no §5.1 omissions apply)
+// writeBundle writes a schema-v3 plaintext bundle (nothing is omitted)
 // with an embedded manifest whose content digest is computed like Flow's.
 func writeBundle(t testing.TB, dir string, tb testBundle) {
 	t.Helper()

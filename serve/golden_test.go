@@ -9,7 +9,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
-// TestToolListGolden pins the tools/list wire (§13.2 "golden wire"): names,
+// TestToolListGolden pins the tools/list wire: names,
 // titles, descriptions, annotations, _meta and the exact schema bytes, for
 // the default and catalog modes with run tools, and for protected export.
 // Regenerate with `go test ./serve -run TestToolListGolden -update`.

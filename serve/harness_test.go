@@ -240,7 +240,8 @@ func (s *session) loadTools() {
 	}
 }
 
-// call calls a tool and checks the result contract of §3.1 and §13.3.
+// call calls a tool and checks the result contract (docs/mcp.md "Result
+// envelopes").
 func (s *session) call(name string, args any) map[string]any {
 	s.t.Helper()
 	return s.callCtx(context.Background(), name, args, nil)

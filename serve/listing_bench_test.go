@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkSealedListing is the per-bundle cost of listing sealed bundles
-// at full verification (round2-decisions 17): four copies of the sealed
+// at full verification: four copies of the sealed
 // vector (Flow's own scrypt cost, N=2^15, r=8; workflow.json.enc plus 10
 // templates: 11 key derivations per bundle, one at a time), cold (no
 // cache) and warm (the cache under the same key: one key check per start).

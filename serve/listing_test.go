@@ -57,7 +57,7 @@ func wantListed(t *testing.T, s *session, want map[string]listed) {
 	}
 }
 
-// TestListingVerifiesFully (issue 10 items 6-7): a workflow is available
+// TestListingVerifiesFully: a workflow is available
 // only when its bundle fully verifies; a flipped or deleted asset and a
 // symlinked bundle folder are unavailable with their reason; the ids are
 // the ones full verification gives; the warm start verifies nothing; any
@@ -183,7 +183,7 @@ func TestListingVerifiesFully(t *testing.T) {
 	}
 }
 
-// TestSealedListingCache (round2-decisions 17): a sealed bundle is listed
+// TestSealedListingCache: a sealed bundle is listed
 // at full verification (every template decrypted); the warm start reuses
 // the result only under the same key (one key check, no bundle work); an
 // unlisted templates/**/*.enc added after caching is verified again and
@@ -224,7 +224,7 @@ func TestSealedListingCache(t *testing.T) {
 	step("unlisted template added", pass, 1, listed{false, bundle.DecryptFailed})
 }
 
-// TestUnavailableReasons (issue 11 item 3; round2-decisions 8): every
+// TestUnavailableReasons: every
 // unavailable workflow carries bundle's reason code in list_workflows,
 // search_workflows and get_workflow (validated against the outputSchemas by
 // the harness); an available one carries none; stderr names the same code.
@@ -293,7 +293,7 @@ func TestUnavailableReasons(t *testing.T) {
 	}
 }
 
-// TestLabels (issue 11 item 3; notes/LABELS.md): --labels adds the
+// TestLabels: --labels adds the
 // operator's label and description to list/search/get (omitted when not
 // set), search matches them, an id that no served workflow has is counted
 // on stderr, and every bad file stops the server (exit 2) naming the file
@@ -388,7 +388,7 @@ func TestLabels(t *testing.T) {
 	}
 }
 
-// TestBundleRoots (issue 11 item 6; round2-decisions 9): every --bundles
+// TestBundleRoots: every --bundles
 // root is served in order with duplicate suffixes across the whole server;
 // a root given twice (also through a link) or nested in another is refused
 // naming both; a root of skill folders serves each skill's bundle/ (a

@@ -19,9 +19,9 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/userdirs"
 )
 
-// Options configure a server. cmd fills them from the flags of
-// mcp-surface.md §1.1; the zero value of each field is the flag's default
-// unless noted.
+// Options configure a server. cmd fills them from serve's flags
+// (docs/mcp.md "Flags"); the zero value of each field is the flag's
+// default unless noted.
 type Options struct {
 	// Bundles is the first --bundles root ("" for none); BundleRoots, when
 	// set, is every root in the order given (repeatable --bundles; Bundles
@@ -52,7 +52,7 @@ type Options struct {
 	Ledger                         string
 	FlowPython                     string // --flow-python: the helper's interpreter
 	// Labels is the --labels file: operator-chosen label and description
-	// per workflow id (notes/LABELS.md); "" for none.
+	// per workflow id; "" for none.
 	Labels string
 	// CacheDir holds the verified-digest cache; "" means the per-user cache
 	// folder ($XDG_CACHE_HOME/openadapt-agent or ~/.cache/openadapt-agent),
@@ -67,10 +67,10 @@ type Options struct {
 	LookPath func(string) (string, error)
 }
 
-// ConfigError is a startup configuration error (mcp-surface.md §1.3). Its
-// message is the exact documented copy; cmd prints it as "serve: <message>"
-// and exits 2. Flag marks rule 1's flag value errors (--tool-mode,
-// --run-wait), which cmd reports like any other bad flag value.
+// ConfigError is a startup configuration error (docs/mcp.md "Configuration
+// errors"). Its message is the exact documented copy; cmd prints it as
+// "serve: <message>" and exits 2. Flag marks a bad flag value
+// (--tool-mode, --run-wait), which cmd reports like any other.
 type ConfigError struct {
 	Msg  string
 	Flag bool
@@ -82,7 +82,7 @@ func configErrorf(format string, a ...any) error {
 	return &ConfigError{Msg: fmt.Sprintf(format, a...)}
 }
 
-// Profile values (§1.4).
+// Profile values (docs/mcp.md "Effective profile").
 const (
 	ProfileNone      = "none"
 	ProfileDemo      = "demo"
@@ -115,15 +115,14 @@ type prepared struct {
 	// state is the state folder: prepared (and later locked) for a
 	// stateful server, read-only otherwise.
 	state *runstore.State
-	// stateful is true when a flag runs Flow or starts the helper
-	// (round2-decisions.md 2): only then are the runs and state folders
+	// stateful is true when a flag runs Flow or starts the helper: only then are the runs and state folders
 	// created, the owner lock taken and the audit log on by default. A
 	// read-only server writes no state at all.
 	stateful bool
 	cacheDir string   // "" when the cache is off
 	auditLog *os.File // nil when off
 	profile  string
-	tutorial bool           // tutorial mode, explicit or implied (§1.3 rule 6)
+	tutorial bool           // tutorial mode, explicit or implied by --allow-run alone
 	labels   *labels.Labels // --labels, nil without
 }
 
@@ -147,27 +146,25 @@ func readLabels(path string) (*labels.Labels, error) {
 	return nil, configErrorf("the --labels file could not be read: %s", path)
 }
 
-// validate applies the rules of §1.3 in their documented order (rules 2–15;
-// rule 1 is flag syntax, checked by cmd). It creates the runs and state
-// directories (rule 10) and opens the audit log (rule 11).
+// validate applies the configuration checks in their documented order
+// (docs/mcp.md "Configuration errors"; flag syntax is cmd's). It prepares
+// the runs and state folders and opens the audit log.
 func validate(o Options) (*prepared, error) {
-	// 2.
+	// The helper must use the Flow runtime the server manages.
 	if o.AllowAttendedActions && o.FlowCLISet {
 		return nil, configErrorf("attended actions require the openadapt-flow runtime managed by this server; --flow-cli cannot select a different runtime")
 	}
-	// 3.
+	// Synthetic defaults only for runs.
 	if o.AllowSyntheticRecordedDefaults && !o.AllowRun {
 		return nil, configErrorf("--allow-synthetic-recorded-defaults requires --allow-run")
 	}
-	// 4.
 	if o.Authoring && o.Tutorial {
 		return nil, configErrorf("--authoring cannot be combined with --tutorial")
 	}
-	// 5.
 	if o.Authoring && o.AllowRun && o.Bundles == "" {
 		return nil, configErrorf("--authoring does not imply --allow-run; --allow-run still requires --bundles")
 	}
-	// 6.
+	// Something to serve; --allow-run alone implies the tutorial.
 	tutorial := o.Tutorial
 	if !o.Tutorial && o.Bundles == "" && !o.Authoring {
 		if !o.AllowRun {
@@ -175,20 +172,18 @@ func validate(o Options) (*prepared, error) {
 		}
 		tutorial = true
 	}
-	// 7.
+	// The tutorial serves its own bundle, URL and config.
 	if tutorial && (o.Bundles != "" || o.URL != "" || o.Config != "") {
 		return nil, configErrorf("--tutorial cannot be combined with --bundles, --url, or --config")
 	}
-	// 7, continued (flow-helper.md §12.11): the tutorial's argv and
-	// arguments are fixed, so nothing may add to them.
+	// The tutorial's argv and arguments are fixed, so nothing may add to
+	// them.
 	if tutorial && (len(o.ExtraRunArgs) > 0 || o.AllowURLOverride || o.AllowSyntheticRecordedDefaults) {
 		return nil, configErrorf("--tutorial cannot be combined with --extra-run-arg, --allow-url-override, or --allow-synthetic-recorded-defaults")
 	}
-	// 8.
 	if math.IsNaN(o.Timeout) || o.Timeout <= 0 || o.Timeout > 86400 {
 		return nil, configErrorf("--timeout must be a positive number of seconds")
 	}
-	// 9.
 	for _, n := range o.PassEnv {
 		if !flowrun.ValidPassEnvName(n) {
 			return nil, configErrorf("--pass-env expects an environment variable name")
@@ -197,14 +192,13 @@ func validate(o Options) (*prepared, error) {
 	if len(o.PassEnv) > flowrun.MaxPassEnv {
 		return nil, configErrorf("--pass-env accepts at most %d names", flowrun.MaxPassEnv)
 	}
-	// --flow-python only with a flag that starts the helper (§12.15).
+	// --flow-python only with a flag that starts the helper.
 	if o.FlowPython != "" && !o.AllowAttendedActions && !tutorial && !o.Authoring {
 		return nil, configErrorf("--flow-python requires --allow-attended-actions, --tutorial, or --authoring")
 	}
 	p := &prepared{stateful: o.AllowRun || o.AllowAttendedActions || tutorial || o.Authoring}
-	// 10. The runs folder defaults to the per-user state folder, so a
-	// server works from any working folder (round2-decisions.md 3; this
-	// replaces mcp-surface.md §14.1 C10). Only a stateful server creates it.
+	// The runs folder defaults to the per-user state folder, so a server
+	// works from any working folder. Only a stateful server creates it.
 	runsDir := o.RunsDir
 	if runsDir == "" {
 		d, err := userdirs.RunsDir()
@@ -235,7 +229,7 @@ func validate(o Options) (*prepared, error) {
 			p.cacheDir = d
 		}
 	}
-	// 11. A read-only server keeps no audit log unless --audit-log names one.
+	// A read-only server keeps no audit log unless --audit-log names one.
 	if o.AuditLog != "off" && (o.AuditLog != "" || p.stateful) {
 		path := o.AuditLog
 		if path == "" {
@@ -253,7 +247,7 @@ func validate(o Options) (*prepared, error) {
 		}
 		return nil, err
 	}
-	// 12.
+	// The effective profile (docs/mcp.md "Effective profile").
 	if tutorial {
 		p.profile = "tutorial"
 	} else {
@@ -263,16 +257,14 @@ func validate(o Options) (*prepared, error) {
 		}
 		p.profile = prof
 	}
-	// 13.
 	if o.Ledger != "" {
 		fi, err := os.Stat(o.Ledger)
 		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 			return fail(configErrorf("--ledger must name a ledger file or directory: %s", o.Ledger))
 		}
 	}
-	// 14. Phase availability: every phase ships in this build.
 	p.tutorial = tutorial
-	// 14, continued: the operator's --labels file (notes/LABELS.md).
+	// The operator's --labels file.
 	if o.Labels != "" {
 		l, err := readLabels(o.Labels)
 		if err != nil {
@@ -280,7 +272,7 @@ func validate(o Options) (*prepared, error) {
 		}
 		p.labels = l
 	}
-	// 15. An authoring-only server serves no bundles; tutorial mode has none.
+	// An authoring-only server serves no bundles; tutorial mode has none.
 	if o.authoringOnly() || tutorial {
 		return p, nil
 	}
@@ -301,9 +293,8 @@ func (o Options) roots() []string {
 	return []string{o.Bundles}
 }
 
-// checkRoots applies rule 15 to every root and refuses a root given twice
-// (the same device and inode) or inside another (round2-decisions 9), naming
-// both.
+// checkRoots checks every root exists and refuses a root given twice (the
+// same device and inode) or inside another, naming both.
 func checkRoots(roots []string) error {
 	type seen struct {
 		path, real string
@@ -381,7 +372,8 @@ func readOnlyState(dir string) (*runstore.State, error) {
 	return nil, configErrorf("the runs directory could not be read: %s; pass an absolute --runs-dir", abs)
 }
 
-// effectiveProfile resolves the profile of §1.4 (tutorial mode excluded).
+// effectiveProfile resolves the effective profile (docs/mcp.md "Effective
+// profile"; tutorial mode excluded).
 func effectiveProfile(extra []string, config string) (string, error) {
 	prof, profSet := "", false
 	for i := 0; i < len(extra); i++ {

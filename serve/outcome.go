@@ -7,11 +7,11 @@ import (
 
 // interrupted is the outcome of a run the server stopped: at shutdown, when
 // a run is reserved during shutdown, and for a dead owner's run found at
-// startup (§7.4).
+// startup (docs/runs.md "Long runs and interruption").
 var interrupted = runstore.Outcome{Status: flowrun.StatusInterrupted, MessageKey: keyInterrupted}
 
 // outcomeOf classifies a flowrun result into its public outcome and message
-// key (§8 "Messages"). Refused, timed-out and interrupted runs carry no
+// key (docs/runs.md "Messages"). Refused, timed-out and interrupted runs carry no
 // execution outcome, effect or summary.
 func outcomeOf(res flowrun.Result) runstore.Outcome {
 	o := runstore.Outcome{Status: res.Status, ExecutionOutcome: res.Outcome, EffectVerified: res.EffectVerified, Summary: res.Summary}

@@ -11,12 +11,15 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
-// Allowlist projections (§6). Every wire value is built here from typed
-// fields: the failure envelope F, P and the listings, get_workflow's S, the
-// queue, R and R′. Protected blocks exist only when protected export is on.
+// Allowlist projections (docs/runs.md "Projections"; docs/mcp.md "Read
+// tools"). Every wire value is built from these typed fields: the failure
+// envelope, the listing entries and listings, get_workflow's result, the
+// Needs Attention queue, a run tool's result and get_run_report's.
+// Protected blocks exist only when protected export is on.
 // Shared cores are embedded, in the key order the goldens pin.
 
-// failure is the body of the failure envelope F (§3.1).
+// failure is the body of the failure envelope (docs/mcp.md "Result
+// envelopes").
 type failure struct {
 	Error failureBody `json:"error"`
 }
@@ -56,16 +59,17 @@ type workflowProtectedBlock struct {
 	LoadError      *string           `json:"load_error"`
 }
 
-// workflowCore is the part of P that get_workflow's S shares.
+// workflowCore is the part of a listing entry that get_workflow's result
+// shares.
 type workflowCore struct {
 	ID string `json:"id"`
 	// Label and Description are the operator's --labels text, omitted when
-	// not set (notes/LABELS.md).
+	// not set.
 	Label       string `json:"label,omitempty"`
 	Description string `json:"description,omitempty"`
 	Available   bool   `json:"available"`
 	// UnavailableReason is bundle's reason code, present exactly when
-	// Available is false (issue 11 item 3; round2-decisions 8).
+	// Available is false.
 	UnavailableReason string       `json:"unavailable_reason,omitempty"`
 	StepCount         *int         `json:"step_count"`
 	Parameters        []paramEntry `json:"parameters"`
@@ -73,7 +77,7 @@ type workflowCore struct {
 	Admission         string       `json:"admission"`
 }
 
-// workflowEntry is P (§5.1).
+// workflowEntry is one workflow in list_workflows and search_workflows.
 type workflowEntry struct {
 	workflowCore
 	Protected *workflowProtectedBlock `json:"protected,omitempty"`
@@ -83,7 +87,7 @@ type listingProtectedBlock struct {
 	BundlesDir string `json:"bundles_dir"`
 }
 
-// listingHead opens list_workflows' and search_workflows' S.
+// listingHead opens list_workflows' and search_workflows' results.
 type listingHead struct {
 	SchemaVersion            int    `json:"schema_version"`
 	RunToolsEnabled          bool   `json:"run_tools_enabled"`
@@ -120,7 +124,7 @@ type certification struct {
 	Protected *certificationProtectedBlock `json:"protected,omitempty"`
 }
 
-// workflowDetail is get_workflow's S (§5.2).
+// workflowDetail is get_workflow's result.
 type workflowDetail struct {
 	workflowCore
 	SchemaVersion *int                    `json:"schema_version"`
@@ -157,7 +161,7 @@ func protectedWorkflow(w *workflow) *workflowProtectedBlock {
 	}
 }
 
-// Run outcome R (§5.6) and report R′ (§5.3).
+// A run tool's result and get_run_report's (docs/runs.md "Projections").
 
 type runProtectedBlock struct {
 	Workflow   *string `json:"workflow"`
@@ -170,7 +174,7 @@ type runProtectedBlock struct {
 	StderrTail *string `json:"stderr_tail"`
 }
 
-// runCore is the part of R that R′ shares.
+// runCore is the part of a run tool's result that get_run_report's shares.
 type runCore struct {
 	SchemaVersion    int             `json:"schema_version"`
 	Status           string          `json:"status"`
@@ -185,7 +189,7 @@ type runCore struct {
 	RequiresSeal     bool            `json:"requires_seal"`
 }
 
-// runOutcome is R (§5.6).
+// runOutcome is a run tool's result.
 type runOutcome struct {
 	runCore
 	Replayed       bool               `json:"replayed"`
@@ -193,8 +197,8 @@ type runOutcome struct {
 	Protected      *runProtectedBlock `json:"protected,omitempty"`
 }
 
-// attentionSlot serializes as the item A or as null; a nil *attentionSlot
-// omits the key.
+// attentionSlot serializes as a Needs Attention item or as null; a nil
+// *attentionSlot omits the key.
 type attentionSlot struct{ item any }
 
 func (a *attentionSlot) MarshalJSON() ([]byte, error) {
@@ -210,7 +214,7 @@ type reportProtectedBlock struct {
 	ReportOmitted bool   `json:"report_omitted"`
 }
 
-// runReport is R′ (§5.3).
+// runReport is get_run_report's result.
 type runReport struct {
 	runCore
 	Protected *reportProtectedBlock `json:"protected,omitempty"`
@@ -243,8 +247,8 @@ func coreOf(r *runstore.File) runCore {
 	return out
 }
 
-// projectRun builds R from a record; a halted run carries its fresh Needs
-// Attention item (or null).
+// projectRun builds a run tool's result from a record; a halted run
+// carries its fresh Needs Attention item (or null).
 func (t *runTools) projectRun(r *runstore.File, replayed bool) runOutcome {
 	out := runOutcome{runCore: coreOf(r), Replayed: replayed}
 	if r.Outcome != nil && r.Outcome.Status == flowrun.StatusHalt && r.Phase == runstore.PhaseTerminal {
@@ -291,7 +295,7 @@ func (t *runTools) protectedRun(r *runstore.File) *runProtectedBlock {
 	return p
 }
 
-// projectReport builds R′ from a record.
+// projectReport builds get_run_report's result from a record.
 func (t *runTools) projectReport(r *runstore.File) runReport {
 	out := runReport{runCore: coreOf(r)}
 	if !t.opts.AllowProtectedExport {

@@ -615,7 +615,7 @@ func TestResultTooLarge(t *testing.T) {
 
 // TestInvalidArgumentsNamesMissing: invalid_arguments names the missing
 // required arguments (schema names) in its message and counts undeclared
-// keys without echoing them (round2-decisions.md 23).
+// keys without echoing them (a client-supplied key can carry PHI).
 func TestInvalidArgumentsNamesMissing(t *testing.T) {
 	t.Parallel()
 	_, o := runEnv(t)

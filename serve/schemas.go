@@ -15,14 +15,15 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
-// Schemas are written as JSON text so the wire bytes are exactly the ones
-// mcp-surface.md gives, in its key order (§3.1, §4.1). They are inlined: no
-// $ref, $defs or $schema.
+// Schemas are written as JSON text so the wire bytes are exactly the
+// documented ones, in their key order (docs/mcp.md "Result envelopes"; the
+// tools/list goldens pin them). They are inlined: no $ref, $defs or
+// $schema.
 
 const idPattern = workflowid.Pattern
 
 // compact validates and compacts a schema literal. A bad literal is a
-// programmer error and panics at init (STYLE.md §18).
+// programmer error and panics at init.
 func compact(s string) json.RawMessage {
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(s)); err != nil {
@@ -47,7 +48,7 @@ func codesEnum() string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
-// failureSchema is F, the shared failure envelope.
+// failureSchema is the shared failure envelope.
 var failureSchema = `{"type":"object",
  "properties":{"error":{"type":"object",
    "properties":{"code":{"type":"string","enum":` + codesEnum() + `},
@@ -56,13 +57,14 @@ var failureSchema = `{"type":"object",
    "required":["code","message","recovery"],"additionalProperties":false}},
  "required":["error"],"additionalProperties":false}`
 
-// outputSchema wraps a success schema S as {"type":"object","oneOf":[S,F]}.
+// outputSchema wraps a tool's success schema as
+// {"type":"object","oneOf":[success, failure envelope]}.
 func outputSchema(success string) json.RawMessage {
 	return compact(`{"type":"object","oneOf":[` + success + `,` + failureSchema + `]}`)
 }
 
-// reasonsEnum is bundle's unavailable-reason enum (round2-decisions 8):
-// present in P exactly when available is false.
+// reasonsEnum is bundle's unavailable-reason enum: present in a listing
+// entry exactly when available is false.
 var reasonsEnum = func() string {
 	q := make([]string, len(bundle.Reasons))
 	for i, r := range bundle.Reasons {
@@ -71,7 +73,7 @@ var reasonsEnum = func() string {
 	return "[" + strings.Join(q, ",") + "]"
 }()
 
-// workflowProps are the properties of P without the braces, and
+// workflowProps are the properties of a listing entry without the braces, and
 // workflowProtected its protected block (export mode only).
 var workflowProps = `
   "id":{"type":"string","pattern":"` + idPattern + `"},
@@ -155,7 +157,7 @@ func getWorkflowSchema(export bool) string {
 	return `{"type":"object","properties":{` + props + `},"required":[` + workflowRequired + `,"schema_version","certification"],"additionalProperties":false}`
 }
 
-// attentionSchema is A (§5.4).
+// attentionSchema is a Needs Attention item.
 const attentionSchema = `{"type":"object","properties":{
   "id":{"type":"string","pattern":"^[0-9a-f]{24}$"},
   "created_at":{"type":["string","null"]},
@@ -208,7 +210,7 @@ const runCommonProps = `
   "sealed":{"const":false},
   "requires_seal":{"const":true}`
 
-// runOutcomeSchema is R (§5.6).
+// runOutcomeSchema is a run tool's result.
 func runOutcomeSchema(export bool) string {
 	props := runCommonProps + `,
   "replayed":{"type":"boolean"},
@@ -226,7 +228,7 @@ func runOutcomeSchema(export bool) string {
  "additionalProperties":false}`
 }
 
-// runReportSchema is R′ (§5.3).
+// runReportSchema is get_run_report's result.
 func runReportSchema(export bool) string {
 	props := runCommonProps
 	if export {
@@ -238,7 +240,7 @@ func runReportSchema(export bool) string {
  "additionalProperties":false}`
 }
 
-// Input schemas (§5).
+// Input schemas.
 var (
 	inputEmpty        = compact(`{"type":"object","properties":{},"additionalProperties":false}`)
 	inputGetWorkflow  = compact(`{"type":"object","properties":{"workflow":{"type":"string","description":"Opaque id from list_workflows or search_workflows."}},"required":["workflow"],"additionalProperties":false}`)
@@ -260,7 +262,7 @@ const (
 	idemPropSchema = `{"type":"string","minLength":16,"maxLength":200,"pattern":"^[A-Za-z0-9._:-]{16,200}$","description":"Optional retry key. Reuse it only to retry this exact call; the retry returns the original run and starts nothing new. Never put personal data in it."}`
 )
 
-// runToolInput builds the per-workflow run schema (§5.6): declared parameters
+// runToolInput builds the per-workflow run schema: declared parameters
 // in declared order, then url (override only), then idempotency_key.
 func runToolInput(params []string, urlOverride, syntheticDefaults bool) json.RawMessage {
 	var b strings.Builder
@@ -286,7 +288,7 @@ func runToolInput(params []string, urlOverride, syntheticDefaults bool) json.Raw
 	return compact(b.String())
 }
 
-// runWorkflowInput is the catalog run schema (§5.8).
+// runWorkflowInput is run_workflow's schema (catalog mode).
 func runWorkflowInput(urlOverride bool) json.RawMessage {
 	s := `{"type":"object","properties":{
   "workflow_id":{"type":"string","description":"Opaque id from search_workflows."},

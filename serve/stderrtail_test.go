@@ -11,7 +11,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
-// TestStderrTailKeptLocally (issue 11 item 4; round2-decisions 4): the
+// TestStderrTailKeptLocally: the
 // canary fake Flow prints on stderr is kept in <state>/runs/<id>.stderr
 // (0600) for the local operator, and reaches neither the wire (run result
 // and get_run_report), nor the audit log, nor serve's stderr. The record and
@@ -82,7 +82,7 @@ func TestStderrTailBounded(t *testing.T) {
 	}
 }
 
-// TestRecoveryHintsNameRunsShow (issue 11 item 4): every fixed run message
+// TestRecoveryHintsNameRunsShow: every fixed run message
 // that sends the operator to the protected local run names the command
 // that shows it.
 func TestRecoveryHintsNameRunsShow(t *testing.T) {

@@ -39,7 +39,7 @@ func canaryReport(outcome string, success bool) string {
 	return string(b)
 }
 
-// TestCanarySweep is §13.10: the canary planted everywhere never reaches the
+// TestCanarySweep: the canary planted everywhere never reaches the
 // wire, the audit log or stderr in default mode.
 func TestCanarySweep(t *testing.T) {
 	t.Parallel()

@@ -91,7 +91,7 @@ type toolEntry struct {
 type toolDef struct {
 	name, title, desc string
 	input             json.RawMessage
-	success           string // the success schema S of the outputSchema
+	success           string // the success schema of the outputSchema
 	// run marks a run tool: run annotations, requires_seal, and arguments
 	// checked by its handler in the documented order (no schema check
 	// first; docs/runs.md "Arguments").
@@ -234,8 +234,8 @@ func (r *registry) pageSize() int {
 }
 
 // schemaFor returns the outputSchema bytes and their resolved form for a
-// success schema, shared between tools: every run tool has the same R, so a
-// server with 1,000 run tools resolves it once.
+// success schema, shared between tools: every run tool has the same
+// result schema, so a server with 1,000 run tools resolves it once.
 func (r *registry) schemaFor(success string) (json.RawMessage, *lazyResolved) {
 	if c, ok := r.schemas[success]; ok {
 		return c.raw, c.resolved

@@ -54,7 +54,8 @@ func (te *tutEnv) work() string { return filepath.Join(te.runsDir, tutorial.DirN
 
 // TestTutorialQuickstart: serve --allow-run without --bundles prepares the
 // tutorial, registers exactly run_local_quickstart, runs it through the
-// shared run pipeline with the tutorial argv, and reports C2 with its own
+// shared run pipeline with the tutorial argv, and reports an unsigned
+// production success with its own
 // message; the second start reuses; shutdown stops MockMed and leaves no
 // helper process.
 func TestTutorialQuickstart(t *testing.T) {
@@ -118,7 +119,7 @@ func TestTutorialQuickstart(t *testing.T) {
 	r := s.call("run_local_quickstart", key)
 	if r["status"] != "error" || r["success"] != false || r["execution_outcome"] != "VERIFIED" || r["effect_verified"] != true ||
 		r["sealed"] != false || r["requires_seal"] != true || r["workflow_id"] != "local_quickstart" {
-		t.Fatalf("C2 result %v", r)
+		t.Fatalf("unsigned production success: %v", r)
 	}
 	msg, _ := r["message"].(string)
 	for _, want := range []string{"Unsigned production success is failure", "tutorial completed", "Nothing needs to be retried"} {
@@ -301,7 +302,7 @@ func TestTutorialExemptionBound(t *testing.T) {
 }
 
 // TestTutorialFlagRefusals: tutorial mode refuses the flags that would add
-// to its fixed argv or arguments (§12.11), exit 2, before any helper.
+// to its fixed argv or arguments, exit 2, before any helper.
 func TestTutorialFlagRefusals(t *testing.T) {
 	t.Parallel()
 	te := newTutEnv(t)
@@ -326,7 +327,7 @@ func TestTutorialFlagRefusals(t *testing.T) {
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // TestTutorialCatalog: catalog mode registers run_local_quickstart too, and
-// run_workflow accepts local_quickstart with no parameters (§12.10).
+// run_workflow accepts local_quickstart with no parameters.
 func TestTutorialCatalog(t *testing.T) {
 	t.Parallel()
 	te := newTutEnv(t)
