@@ -53,9 +53,8 @@ func TestAuthoringLineWithStubFlow(t *testing.T) {
 		// The OPENADAPT_STUBFLOW_* knobs reach the helper by the child
 		// environment's prefix; PYTHONPATH (which doctor drops) is set by
 		// the wrapper, as realflow's wrapper sets its own.
-		testOnlyEnviron = func() []string { return append(os.Environ(), st.Vars...) }
-		c := authoringLine(t, HelperChecks(context.Background(), HelperOptions{FlowCLI: shWrapper(t, "1.32.0"), FlowPython: py}))
-		testOnlyEnviron = nil
+		c := authoringLine(t, HelperChecks(context.Background(), HelperOptions{FlowCLI: shWrapper(t, "1.32.0"), FlowPython: py,
+			Environ: append(os.Environ(), st.Vars...)}))
 		if c.Status != tc.status || c.Message != tc.msg {
 			t.Errorf("mode %q: %+v", tc.mode, c)
 		}

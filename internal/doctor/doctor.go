@@ -88,6 +88,9 @@ func (r *Report) Failed() bool { return r.Summary.Fail > 0 }
 type Env struct {
 	// Getenv reads one environment variable.
 	Getenv func(string) string
+	// Environ is the whole environment (os.Environ() form) the Flow
+	// helper's is built from; nil means this process's.
+	Environ []string
 	// LookPath resolves a program name like exec.LookPath.
 	LookPath func(string) (string, error)
 	// Stat reports whether a path exists and is a folder (agent config
@@ -180,7 +183,7 @@ func Run(ctx context.Context, env Env, opts Options, version string) *Report {
 	}
 	if env.Helper != nil {
 		for _, c := range env.Helper(ctx, HelperOptions{FlowCLI: opts.FlowCLI, FlowPython: opts.FlowPython,
-			Config: absFrom(env.WorkDir, opts.Config), URL: opts.URL, Headed: opts.Headed}) {
+			Config: absFrom(env.WorkDir, opts.Config), URL: opts.URL, Headed: opts.Headed, Environ: env.Environ}) {
 			r.add(c)
 		}
 	}

@@ -39,23 +39,15 @@ type HelperOptions struct {
 	Config     string // --config, absolute ("" = not given)
 	URL        string // --url ("" = none)
 	Headed     bool   // --headed
+	// Environ is the environment the helper's is built from (os.Environ()
+	// form); nil means this process's.
+	Environ []string
 }
 
 // HelperFunc runs the helper checks and returns exactly four checks:
 // flow_python, flow_helper, deployment_config and authoring. A hook, like
 // [LedgerFunc], so report tests need no Python.
 type HelperFunc func(ctx context.Context, o HelperOptions) []Check
-
-// testOnlyEnviron, when set, replaces os.Environ as the environment the
-// helper's child environment is built from.
-var testOnlyEnviron func() []string
-
-func helperEnviron() []string {
-	if testOnlyEnviron != nil {
-		return testOnlyEnviron()
-	}
-	return os.Environ()
-}
 
 // HelperChecks is the [HelperFunc] of a real machine.
 func HelperChecks(ctx context.Context, o HelperOptions) []Check {
@@ -121,9 +113,13 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	op, _ := flowhelper.Operator()
+	environ := o.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
 	t0 := time.Now()
 	h, err := flowhelper.Launch(ctx, flowhelper.LaunchOptions{FlowCommand: words, FlowPython: o.FlowPython,
-		Environ: helperEnviron(), StateDir: filepath.Join(tmp, "state"), Instance: "doctor-" + hex.EncodeToString(id[:]), Operator: op})
+		Environ: environ, StateDir: filepath.Join(tmp, "state"), Instance: "doctor-" + hex.EncodeToString(id[:]), Operator: op})
 	if err != nil {
 		var se *flowhelper.StartError
 		if errors.As(err, &se) && se.Stage == flowhelper.StageInterpreter {

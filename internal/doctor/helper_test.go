@@ -8,19 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/fakehelper"
 )
 
 func TestHelperHookInReport(t *testing.T) {
 	var got HelperOptions
-	env := Env{WorkDir: "/work", Helper: func(_ context.Context, o HelperOptions) []Check {
+	env := Env{WorkDir: "/work", Environ: []string{"PATH=/bin", "HOME=/h"}, Helper: func(_ context.Context, o HelperOptions) []Check {
 		got = o
 		return []Check{{ID: IDFlowPython, Status: OK}, {ID: IDHelper, Status: OK}, {ID: IDDeployment, Status: Fail}, {ID: IDAuthoring, Status: Warn}}
 	}}
 	r := Run(context.Background(), env, Options{FlowPython: "python3", Config: "deploy.yaml", URL: "http://127.0.0.1:1/", Headed: true}, "test")
-	want := HelperOptions{FlowCLI: "openadapt-flow", FlowPython: "python3", Config: "/work/deploy.yaml", URL: "http://127.0.0.1:1/", Headed: true}
-	if got != want {
-		t.Fatalf("options %+v, want %+v", got, want)
+	want := HelperOptions{FlowCLI: "openadapt-flow", FlowPython: "python3", Config: "/work/deploy.yaml", URL: "http://127.0.0.1:1/", Headed: true,
+		Environ: []string{"PATH=/bin", "HOME=/h"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("options (-want +got):\n%s", diff)
 	}
 	var ids []string
 	for _, c := range r.Checks {
