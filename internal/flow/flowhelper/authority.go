@@ -90,11 +90,5 @@ func ReadAuthorityRecord(ctx context.Context, stateDir string) string {
 // WithAuthorityDB returns env with OPENADAPT_DURABLE_AUTHORITY_DB set to
 // path (replacing any value).
 func WithAuthorityDB(env []string, path string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, AuthorityDBEnv+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, AuthorityDBEnv+"="+path)
+	return append(flowrun.EnvWithout(env, AuthorityDBEnv), AuthorityDBEnv+"="+path)
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/procgroup"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
@@ -241,16 +242,7 @@ func (h *Helper) spawn() error {
 }
 
 // childEnv is env minus the synthetic delivery marker; never nil.
-func childEnv(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if name, _, _ := strings.Cut(kv, "="); name == markerVar {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
+func childEnv(env []string) []string { return flowrun.EnvWithout(env, markerVar) }
 
 // Hello returns the helper's hello answer.
 func (h *Helper) Hello() Hello { return h.hello }

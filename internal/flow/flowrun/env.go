@@ -125,3 +125,21 @@ func envValue(env []string, name string, windows bool) string {
 	}
 	return v
 }
+
+// EnvWithout returns a copy of env without any entry for name (compared as
+// in [EnvValue]); never nil.
+func EnvWithout(env []string, name string) []string {
+	return envWithout(env, name, runtime.GOOS == "windows")
+}
+
+func envWithout(env []string, name string, windows bool) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == name || windows && strings.EqualFold(k, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

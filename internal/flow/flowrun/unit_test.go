@@ -86,6 +86,19 @@ func TestEnvValue(t *testing.T) {
 	}
 }
 
+func TestEnvWithout(t *testing.T) {
+	env := []string{"A=1", "B=2", "A=3", "a=4", "AB=5", "NOEQUALS", "A"}
+	if diff := cmp.Diff([]string{"B=2", "a=4", "AB=5", "NOEQUALS"}, envWithout(env, "A", false)); diff != "" {
+		t.Errorf("unix (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"B=2", "AB=5", "NOEQUALS"}, envWithout(env, "A", true)); diff != "" {
+		t.Errorf("windows (-want +got):\n%s", diff)
+	}
+	if got := EnvWithout(nil, "A"); got == nil || len(got) != 0 {
+		t.Errorf("EnvWithout(nil) = %#v, want empty non-nil", got)
+	}
+}
+
 func TestValidPassEnvName(t *testing.T) {
 	for _, n := range []string{"A", "_", "HTTPS_PROXY", "a1", strings.Repeat("A", 128)} {
 		if !ValidPassEnvName(n) {
