@@ -18,8 +18,8 @@ import (
 // to Flow through the helper and the classification of Flow's answer are
 // here, once. Each caller keeps its own confirmation (a form over MCP, a
 // typed word on the terminal) and its own mapping of [Kind] to an error
-// code or a message. Flow's own message text never leaves this package in
-// a [Result] field a caller shows.
+// code or a message. Flow's own message text is only in
+// Result.Decision.Message, which no caller shows.
 
 // Who decided, as Flow's journal records it: "human" only after a typed
 // confirmation on the controlling terminal, "automation" otherwise (every
