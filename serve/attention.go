@@ -30,10 +30,6 @@ type attentionTools struct {
 	operatorWarned sync.Once
 }
 
-func newAttentionTools(opts *Options, runsDir string, helper *helperProc, live bool, cat *catalog, confirm *confirmer, stderr io.Writer) *attentionTools {
-	return &attentionTools{opts: opts, runsDir: runsDir, helper: helper, live: live, cat: cat, confirm: confirm, stderr: stderr}
-}
-
 // actions reports whether the attended actions are served.
 func (t *attentionTools) actions() bool { return t.opts.AllowAttendedActions && t.helper != nil }
 

@@ -372,7 +372,7 @@ func (a *authoringTools) call(ctx context.Context, c *toolCall, tool string) (an
 // service; without --config, --url selects a fresh browser (which needs
 // --headed) and no --url the local window. Its recording goes to
 // <state>/authoring/<instance>.
-func startAuthoring(ctx context.Context, o Options, p *helperProc, st *runstore.State, instance, runsDir string) (*authoringTools, error) {
+func startAuthoring(ctx context.Context, o Options, p *helperProc, st *runstore.State, instance, runsDir string, confirm *confirmer) (*authoringTools, error) {
 	req := flowhelper.AuthoringOpenRequest{Headed: o.Headed}
 	if o.URL != "" {
 		u := o.URL
@@ -409,5 +409,5 @@ func startAuthoring(ctx context.Context, o Options, p *helperProc, st *runstore.
 		}
 		return nil, configErrorf("the authoring session could not be started; see the protected local log")
 	}
-	return &authoringTools{sess: sess}, nil
+	return &authoringTools{sess: sess, confirm: confirm}, nil
 }

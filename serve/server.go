@@ -23,7 +23,6 @@ import (
 type Server struct {
 	opts   Options
 	prep   *prepared
-	log    *slog.Logger
 	stderr io.Writer
 
 	reg   registry
@@ -85,17 +84,15 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		opts:     opts,
 		prep:     prep,
 		stderr:   stderr,
-		log:      log,
 		reg:      registry{log: log},
 		state:    prep.state,
 		instance: randomHex(8),
 	}
 	s.audit = newAuditLog(prep.auditLog, func() { fmt.Fprintln(stderr, "serve: warning: the audit log could not be written") })
 	flow := newFlowCommand(opts)
-	runs := newRunManager(s.state, s.audit, log, s.instance, opts.AllowProtectedExport, opts.Timeout)
-	s.runs = &runTools{opts: &s.opts, runsDir: prep.runsDir, flow: flow, manager: runs}
 	// Only a stateful server locks, reconciles and binds: a read-only one
 	// writes no state and has no run tools that would need it.
+	var bindings *runstore.Bindings
 	if prep.stateful {
 		if err := s.state.Lock(s.instance); err != nil {
 			s.audit.close()
@@ -104,12 +101,10 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		// Runs of dead owners become interrupted; orphaned parameter
 		// files go.
 		s.state.Reconcile(interrupted)
-		b, err := s.state.Bindings()
-		if err != nil {
+		if bindings, err = s.state.Bindings(); err != nil {
 			s.Close()
 			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
 		}
-		s.runs.bindings = b
 		recordAuthorityDB(s.state, flow.env, stderr)
 	}
 	gate := newGate(prep.profile, opts.Ledger)
@@ -126,6 +121,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	}
 	// The Flow helper, its authoring session and its attended live
 	// service (docs/helper.md "Startup").
+	confirm := &confirmer{} // the operator's form, for attended actions and admit
 	live := false
 	if opts.needsHelper() {
 		if s.helper, err = launchHelper(context.Background(), opts, flow, s.state, s.instance, stderr); err != nil {
@@ -133,7 +129,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 			return nil, err
 		}
 		if opts.Authoring {
-			if s.authoring, err = startAuthoring(context.Background(), opts, s.helper, s.state, s.instance, prep.runsDir); err != nil {
+			if s.authoring, err = startAuthoring(context.Background(), opts, s.helper, s.state, s.instance, prep.runsDir, confirm); err != nil {
 				s.Close()
 				return nil, err
 			}
@@ -155,13 +151,11 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		cat = newCatalog([]*workflow{s.tutorial.wf})
 	}
 	// The features, with what each needs.
-	confirm := &confirmer{}
 	s.catalog = &catalogTools{opts: &s.opts, cat: cat, gate: gate, labels: prep.labels, flow: flow}
-	s.runs.cat, s.runs.loader, s.runs.gate, s.runs.tutorial = cat, loader, gate, s.tutorial
-	s.attention = newAttentionTools(&s.opts, prep.runsDir, s.helper, live, cat, confirm, stderr)
-	if s.authoring != nil {
-		s.authoring.confirm = confirm
-	}
+	s.runs = &runTools{opts: &s.opts, runsDir: prep.runsDir, cat: cat, loader: loader, gate: gate, flow: flow,
+		bindings: bindings, tutorial: s.tutorial,
+		manager: newRunManager(s.state, s.audit, log, s.instance, opts.AllowProtectedExport, opts.Timeout)}
+	s.attention = &attentionTools{opts: &s.opts, runsDir: prep.runsDir, helper: s.helper, live: live, cat: cat, confirm: confirm, stderr: stderr}
 	s.buildMCP()
 	return s, nil
 }
@@ -233,7 +227,9 @@ func (s *Server) MCPServer() *mcp.Server { return s.mcp }
 // to call more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		s.runs.manager.shutdown()
+		if s.runs != nil {
+			s.runs.manager.shutdown()
+		}
 		s.helper.close()
 		s.tutorial.close()
 		s.state.Unlock()
