@@ -108,11 +108,6 @@ func (t *attentionTools) registerActions(reg *registry) {
 	}
 }
 
-// requestDigest is Flow's request_digest (flowhelper.RequestDigest).
-func requestDigest(action, digest, key string) string {
-	return flowhelper.RequestDigest(action, digest, key)
-}
-
 // confirmStop carries what the confirmation answered instead of a
 // confirmed action (a failure, or the 2026-07-28 input-required result)
 // out of the decider, which dispatches nothing then.

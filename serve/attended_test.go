@@ -590,7 +590,7 @@ func TestAttendedReplayAfterClose(t *testing.T) {
 	oldDigest := "sha256:" + strings.Repeat("1", 64)
 	key := "escalate-key-00000001"
 	a := newAttEnv(t, "", fakehelper.Rule{Op: "attended.replay", Reply: json.RawMessage(`{"decision":{"decision_id":"` + strings.Repeat("f", 32) + `","action":"escalate","status":"escalated","message":"m","report_success":null,"next_transition":null,"transition_receipt_digest":null}}`)})
-	journal := map[string]any{"decisions": []map[string]any{{"idempotency_key": key, "request_digest": requestDigest("escalate", oldDigest, key), "status": "escalated"}}}
+	journal := map[string]any{"decisions": []map[string]any{{"idempotency_key": key, "request_digest": flowhelper.RequestDigest("escalate", oldDigest, key), "status": "escalated"}}}
 	b, _ := json.Marshal(journal)
 	os.WriteFile(filepath.Join(a.runsDir, "run-0001", "attended_decisions.json"), b, 0o600)
 	s := elicitSession(t, a.opts(), "2025-11-25", nil) // no elicitation at all

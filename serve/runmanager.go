@@ -192,13 +192,14 @@ func (m *runManager) finish(lr *liveRun, o runstore.Outcome, res *flowrun.Result
 }
 
 // freeze freezes a live run's record with o, persists it and writes the
-// audit run_end line; a record already terminal is left as it is.
+// audit run_end line; a record already terminal, or none (an abandoned
+// reservation), is left as it is.
 func (m *runManager) freeze(lr *liveRun, o runstore.Outcome, res *flowrun.Result) {
 	lr.mu.Lock()
 	if res != nil {
 		lr.ended = res
 	}
-	if !lr.rec.Freeze(o, time.Now()) {
+	if lr.rec == nil || !lr.rec.Freeze(o, time.Now()) {
 		lr.mu.Unlock()
 		return
 	}

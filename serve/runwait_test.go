@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
 // gateRunner is a flowrun.Runner whose runs end when the test says so: Run
@@ -234,6 +237,52 @@ func TestInputEndAnswersPendingCallAtOnce(t *testing.T) {
 		}
 		if waited := time.Since(began); waited != 0 {
 			t.Errorf("Serve returned %v after the input ended", waited)
+		}
+	})
+}
+
+// TestShutdownWaitsForReservedRun: a run reserved when shutdown begins is
+// frozen interrupted, shutdown waits until the call starts or abandons it,
+// and a start then runs nothing; its waiter answers interrupted.
+func TestShutdownWaitsForReservedRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, err := runstore.Prepare(filepath.Join(t.TempDir(), "runs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newGateRunner()
+		m := newRunManager(st, newAuditLog(nil, nil), slog.New(slog.DiscardHandler), "0123456789abcdef", false, 60)
+		m.runner = g
+		wf := &workflow{id: "workflow_0123456789abcdef01234567", baseID: "workflow_0123456789abcdef01234567"}
+		lr := m.reserve("run-"+strings.Repeat("a", 24), wf)
+		abandoned := m.reserve("run-"+strings.Repeat("b", 24), wf)
+		stopped := make(chan struct{})
+		go func() { m.shutdown(); close(stopped) }()
+		synctest.Wait()
+		select {
+		case <-stopped:
+			t.Fatal("shutdown returned while runs were reserved")
+		default:
+		}
+		m.abandon(abandoned)
+		if err := m.start(lr, flowrun.Request{RunID: lr.id}, outcomeOf); err != nil {
+			t.Fatal(err)
+		}
+		<-stopped
+		select {
+		case id := <-g.started:
+			t.Fatalf("run %s started after shutdown", id)
+		default:
+		}
+		r := m.waitRun(context.Background(), nil, lr, time.Hour)
+		if r == nil || r.Phase != runstore.PhaseTerminal || r.Outcome.Status != flowrun.StatusInterrupted {
+			t.Fatalf("waiter answered %+v", r)
+		}
+		if disk := st.Record(lr.id); disk == nil || disk.Outcome == nil || disk.Outcome.Status != flowrun.StatusInterrupted {
+			t.Fatalf("record %+v", disk)
+		}
+		if m.waitRun(context.Background(), nil, abandoned, time.Hour) != nil {
+			t.Fatal("an abandoned reservation answered with a record")
 		}
 	})
 }
