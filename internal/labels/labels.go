@@ -11,9 +11,9 @@
 //
 // Unknown keys are refused at both levels; "workflows" is required (it may
 // be {}); a label is at most [MaxLabel] and a description at most
-// [MaxDescription] code points, with no C0/C1 control, DEL, U+2028/U+2029 or
-// bidi control (U+202A–U+202E, U+2066–U+2069); "" (or an absent field) means
-// not set. Errors name the JSON pointer of the bad entry and never its text.
+// [MaxDescription] code points, and passes [CheckText] (no control, separator,
+// bidirectional control, invisible formatting character or noncharacter); ""
+// (or an absent field) means not set. Errors name the JSON pointer of the bad entry and never its text.
 package labels
 
 import (
@@ -192,28 +192,12 @@ func parseEntry(d *pyjson.Doc, v pyjson.V, ptr string) (Entry, *Error) {
 		if n := utf8.RuneCountInString(s); n > max {
 			return e, bad(fp, "%d code points, at most %d allowed", n, max)
 		}
-		if r, ok := forbidden(s); ok {
-			return e, bad(fp, "contains %s", r)
+		if err := CheckText(s); err != nil {
+			return e, bad(fp, "%s", err)
 		}
 		*dst = s
 	}
 	return e, nil
-}
-
-// forbidden returns a description of the first character class of s that
-// may not appear in operator text (never the character itself).
-func forbidden(s string) (string, bool) {
-	for _, r := range s {
-		switch {
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			return fmt.Sprintf("a control character (U+%04X)", r), true
-		case r == 0x2028 || r == 0x2029:
-			return fmt.Sprintf("a line or paragraph separator (U+%04X)", r), true
-		case (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
-			return fmt.Sprintf("a bidirectional control (U+%04X)", r), true
-		}
-	}
-	return "", false
 }
 
 // Match reports whether the lowercased term t is a substring of e's label
