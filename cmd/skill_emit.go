@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,6 +32,7 @@ func newSkillEmitCmd(io *IO) *cobra.Command {
 		out, fromFlowSkill, flowCLI, labelsStarter   string
 		flowTimeout                                  time.Duration
 		allowLegacy, allowUnavailable, force, asJSON bool
+		showFlowOutput                               bool
 	)
 	c := &cobra.Command{
 		Use:   "emit (BUNDLE | --from-flow-skill SKILLDIR) --out DIR",
@@ -46,6 +46,11 @@ kept byte for byte, and guidance for the governed MCP path is appended.
 With BUNDLE, Flow's own "emit-skill" runs first (--flow-cli, default
 openadapt-flow on PATH). With --from-flow-skill, no Flow is needed.
 The write is atomic; emitting again over our own output replaces it.
+
+What Flow prints may hold protected data, so it stays on this computer:
+each run keeps it in <state>/flow-output/skill-emit.log (0600, the last
+64 KiB, replaced by the next run), and a failure names that file.
+--show-flow-output also prints the end of Flow's stderr on a failure.
 
 --labels-starter FILE also writes a starter for "serve --labels": a JSON file
 with this workflow's opaque id and an empty label and description, for the
@@ -92,7 +97,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 			}
 			res, err := skill.Emit(cmd.Context(), skill.EmitOptions{
 				Bundle: bundleDir, FromFlowSkill: fromFlowSkill, OutDir: out,
-				RunFlow:     flowEmitSkill(io, flow, flowTimeout, os.Environ()),
+				RunFlow:     flowEmitSkill(io, flow, flowTimeout, os.Environ(), showFlowOutput),
 				AllowLegacy: allowLegacy, AllowUnavailable: allowUnavailable, Force: force, AgentVersion: buildinfo.Version(),
 				Warn: func(msg string) { warnf(io.Err, "skill emit: %s", msg) },
 			})
@@ -137,6 +142,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.BoolVar(&force, "force", false, "replace a different skill already at DIR/<name> (and an existing --labels-starter FILE)")
 	f.StringVar(&labelsStarter, "labels-starter", "", "also write FILE, a serve --labels file with the workflow id and an empty label and description to fill in")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	f.BoolVar(&showFlowOutput, "show-flow-output", false, "when Flow fails, also print the last 20 lines of its stderr (they may hold protected data)")
 	addQuietFlag(c)
 	return c
 }
@@ -146,11 +152,13 @@ const defaultFlowEmitTimeout = 2 * time.Minute
 
 // flowEmitSkill is skill emit's Flow runner: `<flow…> emit-skill BUNDLE
 // --out DIR` as a Flow child process (the allowlisted environment built
-// from environ, its own process group, stdin empty, the time limit). On a
-// timeout or a non-zero exit the last 20 lines of Flow's stderr go to the
-// terminal's stderr, each prefixed "flow: " (protected: never in JSON);
-// the error itself names only what happened.
-func flowEmitSkill(io *IO, flow []string, timeout time.Duration, environ []string) skill.FlowEmitter {
+// from environ, its own process group, stdin empty, the time limit).
+// Whatever Flow printed is kept in <state>/flow-output/skill-emit.log,
+// replacing the previous run's; a timeout or a non-zero exit names that
+// file, and only with show (--show-flow-output) does the terminal get the
+// last lines of Flow's stderr, each prefixed "flow: " (protected: never in
+// JSON). The error itself names only what happened.
+func flowEmitSkill(io *IO, flow []string, timeout time.Duration, environ []string, show bool) skill.FlowEmitter {
 	return func(ctx context.Context, bundleDir, outDir string) error {
 		if len(flow) == 0 {
 			flow = []string{flowrun.DefaultFlowCommand}
@@ -163,29 +171,27 @@ func flowEmitSkill(io *IO, flow []string, timeout time.Duration, environ []strin
 		}
 		args := append(slices.Clone(flow), "emit-skill", bundleDir, "--out", outDir)
 		exit := flowrun.Exec(ctx, flowrun.Command{Args: args, Env: flowrun.ChildEnv(environ, nil), Timeout: timeout})
-		tail := func() {
-			if exit.Stderr == "" {
-				return
+		if exit.Err != nil {
+			return exit.Err
+		}
+		logPath, keepErr := keepFlowOutput("skill-emit", flowOutputText(exit.Stdout, exit.StderrKept))
+		failed := func(what string) error {
+			if show {
+				showFlowOutput(io.Err, exit.Stderr)
 			}
-			lines := strings.Split(strings.TrimRight(exit.Stderr, "\n"), "\n")
-			if len(lines) > 20 {
-				lines = lines[len(lines)-20:]
+			if keepErr != nil {
+				warnf(io.Err, "skill emit: Flow's output was not kept: %v", keepErr)
+				return fmt.Errorf("%s (Flow's output was not kept; --show-flow-output prints its end)", what)
 			}
-			for _, l := range lines {
-				fmt.Fprintf(io.Err, "flow: %s\n", oneLine(l))
-			}
+			return fmt.Errorf("%s (Flow's output is in %s; --show-flow-output prints its end)", what, logPath)
 		}
 		switch {
-		case exit.Err != nil:
-			return exit.Err
 		case exit.TimedOut:
-			tail()
-			return fmt.Errorf("timed out after %s", timeout)
+			return failed(fmt.Sprintf("timed out after %s", timeout))
 		case exit.Canceled:
 			return errors.New("canceled")
 		case exit.Code != 0:
-			tail()
-			return fmt.Errorf("exit code %d", exit.Code)
+			return failed(fmt.Sprintf("exit code %d", exit.Code))
 		}
 		return nil
 	}
