@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -192,11 +190,11 @@ authoring session.`,
 func runAuthoringConnect(ctx context.Context, io *IO, o authoringOpts, arg string) error {
 	raw := arg
 	if arg == "-" {
-		line, err := bufio.NewReaderSize(io.In, mailbox.MaxLinkBytes+2).ReadString('\n')
-		if err != nil && line == "" {
-			return usageErrorf("reading the runner link from stdin: nothing was read")
+		line, err := readLinkLine(ctx, io.In, mailbox.MaxLinkBytes)
+		if err != nil {
+			return err
 		}
-		raw = strings.TrimRight(line, "\r\n")
+		raw = line
 	}
 	// 1. The link, before anything else (docs/mailbox.md, "The runner link").
 	link, err := mailbox.ParseLink(raw, os.Getenv(mailbox.OriginEnv))
