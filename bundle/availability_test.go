@@ -11,9 +11,18 @@ func TestParamNamesReason(t *testing.T) {
 		{[]string{"note", "a.b", "dose_mg", "x-1"}, Available},
 		{[]string{"note", "url"}, ReservedParameterName},
 		{[]string{"bad name", "idempotency_key"}, ReservedParameterName},
-		{[]string{"emoji_🩺"}, UnsupportedParameterName},
-		{[]string{""}, UnsupportedParameterName},
-		{[]string{string(make([]byte, 65))}, UnsupportedParameterName},
+		// Names outside the rule are served under their alias.
+		{[]string{"emoji_🩺"}, Available},
+		{[]string{""}, Available},
+		{[]string{string(make([]byte, 65))}, Available},
+		{[]string{"Überprüfung", "İstanbul", "имя", "line\u2028sep", "note"}, Available},
+		// An alias equal to another parameter's name, or two names with
+		// one alias (the same stem and the same hash prefix can only come
+		// from a name given twice, so a name against an alias here).
+		{[]string{"Überprüfung", "uberprufung_15ec3a"}, ParameterAliasCollision},
+		{[]string{"p_63565d", "имя"}, ParameterAliasCollision},
+		// Reserved names keep their own reason, before any collision.
+		{[]string{"Überprüfung", "uberprufung_15ec3a", "url"}, ReservedParameterName},
 	} {
 		if got := ParamNamesReason(tc.params); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.params, got, tc.want)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 )
 
 // Integrity is the verification result of one bundle.
@@ -264,6 +266,15 @@ func (b *Bundle) DeclaredParams() []string {
 		}
 	}
 	return out
+}
+
+// Param returns the entry of Flow's parameter name in [Bundle.Params].
+func (b *Bundle) Param(name string) (Param, bool) {
+	i, ok := slices.BinarySearchFunc(b.Params, name, func(p Param, n string) int { return strings.Compare(p.Name, n) })
+	if !ok {
+		return Param{}, false
+	}
+	return b.Params[i], true
 }
 
 // NamedValue is a parameter name with a recorded (protected) value.

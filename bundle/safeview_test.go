@@ -20,9 +20,11 @@ func TestSafeView(t *testing.T) {
 	}
 	got := b.SafeView()
 	want := SafeView{
-		Params:           []SafeParam{{Name: "kind", Type: OtherType, Required: true}, {Name: "prio", Type: "enum", ChoiceCount: 2}},
-		Hidden:           HiddenParams{Secret: 1, RefusedName: 2},
-		LegacyParams:     []string{"prio"},
+		// "a b" is shown under its alias, sorted by the name shown.
+		Params: []SafeParam{{Name: "a_b_c8687a", Type: "string", Aliased: true},
+			{Name: "kind", Type: OtherType, Required: true}, {Name: "prio", Type: "enum", ChoiceCount: 2}},
+		Hidden:           HiddenParams{Secret: 1, RefusedName: 1},
+		LegacyParams:     []string{"prio", "a_b_c8687a"},
 		SecretParamCount: 1,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -30,8 +30,9 @@ func newBundleInspectCmd(io *IO) *cobra.Command {
 whose immediate subfolders are bundles).
 
 By default only PHI-safe facts are shown, each validated against a closed set:
-opaque id, integrity, digests, counts, the parameter names serve accepts (secret
-and refused names are counted, never printed), Flow's parameter types (any
+opaque id, integrity, digests, counts, the parameter names serve serves (a name
+outside its name rule as an ASCII alias; secret and reserved names are
+counted, never printed), Flow's parameter types (any
 other type as "other"), the number of choices, the compiler version and
 certification status ("other" when not a version or one of Flow's labels).
 --protected shows every value as the bundle holds it and adds the display name,
@@ -241,6 +242,9 @@ func writeInspectText(w io.Writer, entries []inspectEntry) error {
 				if p.ChoiceCount > 0 {
 					flags = append(flags, "choices="+strconv.Itoa(p.ChoiceCount))
 				}
+				if p.Aliased {
+					flags = append(flags, "alias")
+				}
 				fmt.Fprintf(&sb, "  - %s (%s)\n", quoteText(p.Name), strings.Join(flags, ", "))
 			}
 			if h := *e.HiddenParameters; h != nil {
@@ -263,6 +267,9 @@ func writeInspectText(w io.Writer, entries []inspectEntry) error {
 						cs[i] = quoteText(c)
 					}
 					flags = append(flags, "choices=["+strings.Join(cs, " ")+"]")
+				}
+				if bundle.Aliased(p.Name) && !p.Secret {
+					flags = append(flags, "alias="+bundle.ParamAlias(p.Name))
 				}
 				fmt.Fprintf(&sb, "  - %s (%s)\n", quoteText(p.Name), strings.Join(flags, ", "))
 			}

@@ -17,7 +17,8 @@ import (
 // plantedBundle writes a verifying schema-v3 bundle (no schema-v2 default
 // removals apply)
 // whose free text carries planted secrets in every place the default views
-// used to print: a parameter type, an enum choice, a name serve refuses, a
+// used to print: a parameter type, an enum choice, a name outside serve's
+// rule (shown only as its alias, which every MCP client sees too), a
 // reserved name, a secret_params entry, the compiler version and the
 // certification status.
 func plantedBundle(t *testing.T) (dir string, planted []string) {
@@ -80,6 +81,12 @@ func TestBundleViewsHidePlantedText(t *testing.T) {
 		}
 		return out.String(), errb.String()
 	}
+	// The name outside serve's rule is shown as its alias: the same
+	// letters, lower-cased, so only its exact text is checked.
+	const alias = "planted_name_3c9e_5c081b"
+	if got := bundle.ParamAlias(planted[2]); got != alias {
+		t.Fatalf("alias %q, want %q", got, alias)
+	}
 	for _, args := range [][]string{
 		{"bundle", "inspect", dir},
 		{"bundle", "inspect", "--json", dir},
@@ -87,7 +94,13 @@ func TestBundleViewsHidePlantedText(t *testing.T) {
 		{"bundle", "verify", "--json", dir},
 	} {
 		out, errs := run(args...)
-		for _, p := range planted {
+		if strings.Contains(out+errs, planted[2]) {
+			t.Errorf("%v prints the aliased name %q:\n%s%s", args, planted[2], out, errs)
+		}
+		for i, p := range planted {
+			if i == 2 {
+				continue
+			}
 			for _, field := range strings.Fields(p) {
 				if strings.Contains(out+errs, field) {
 					t.Errorf("%v prints planted %q:\n%s%s", args, field, out, errs)
@@ -112,15 +125,16 @@ func TestBundleViewsHidePlantedText(t *testing.T) {
 	want := []bundle.SafeParam{
 		{Name: "kind", Type: "other", Required: true},
 		{Name: "note", Type: "string", Required: false},
+		{Name: alias, Type: "string", Required: false, Aliased: true},
 		{Name: "priority", Type: "enum", Required: false, ChoiceCount: 2},
 	}
 	got := doc.Bundles[0]
-	if !equalJSON(got.Parameters, want) || got.Hidden == nil || *got.Hidden != (bundle.HiddenParams{Secret: 1, RefusedName: 2}) {
-		t.Errorf("safe view: parameters %+v hidden %+v; want %+v and 1 secret, 2 refused", got.Parameters, got.Hidden, want)
+	if !equalJSON(got.Parameters, want) || got.Hidden == nil || *got.Hidden != (bundle.HiddenParams{Secret: 1, RefusedName: 1}) {
+		t.Errorf("safe view: parameters %+v hidden %+v; want %+v and 1 secret, 1 refused", got.Parameters, got.Hidden, want)
 	}
 
 	out, _ = run("bundle", "inspect", "--json", dir)
-	for _, s := range []string{`"secret_param_count": 1`, `"legacy_params": [` + "\n" + `        "note"` + "\n      ]", `"compiler_version": "other"`, `"certification_status": "other"`} {
+	for _, s := range []string{`"secret_param_count": 1`, `"legacy_params": [` + "\n" + `        "` + alias + `",` + "\n" + `        "note"` + "\n      ]", `"compiler_version": "other"`, `"certification_status": "other"`} {
 		if !strings.Contains(out, s) {
 			t.Errorf("inspect --json lacks %s:\n%s", s, out)
 		}

@@ -34,9 +34,10 @@ asset; sealed bundles are decrypted with OPENADAPT_BUNDLE_KEY. Each PATH is its 
 discovery root: a bundle folder, or a folder whose immediate subfolders are bundles.
 
 Prints one line per bundle: integrity, workflow id, digest or error kind, path.
---json prints one document; its parameters are the PHI-safe view: only names
-serve accepts, never secret ones (both counted in hidden_parameters), a type
-outside Flow's enumeration as "other", and choices counted, not printed.
+--json prints one document; its parameters are the PHI-safe view: the names
+serve serves (a name outside its name rule as an ASCII alias, marked
+aliased), never secret or reserved ones (both counted in hidden_parameters), a
+type outside Flow's enumeration as "other", and choices counted, not printed.
 --protected shows them exactly as Flow's canonical schema, with a warning on
 stderr.
 Exit 0 when every bundle verified; 1 when any failed or is legacy-unverified (a

@@ -47,7 +47,7 @@ import (
 
 const (
 	cacheName    = "digest-cache"
-	cacheVersion = 4
+	cacheVersion = 5
 	// maxSnapshot bounds the entries walked per bundle; a larger bundle
 	// folder is verified at every start instead of being cached.
 	maxSnapshot = 4096
@@ -88,6 +88,7 @@ type cachedBundle struct {
 	Available     bool     `json:"available"`
 	Reason        string   `json:"reason,omitempty"`
 	Params        []string `json:"params"`
+	ParamTypes    []string `json:"param_types"` // Flow's type of each of Params
 	StepCount     int      `json:"step_count"`
 	SchemaVersion *int     `json:"schema_version"`
 	ContentDigest string   `json:"content_digest,omitempty"`
@@ -367,7 +368,7 @@ func (s *bundleLoader) openRootCache(root string) *rootCache {
 	rc.byDir = make(map[string]*cachedBundle, len(c.Bundles))
 	for i := range c.Bundles {
 		cb := &c.Bundles[i]
-		if !workflowid.ValidBase(cb.BaseID) {
+		if !workflowid.ValidBase(cb.BaseID) || len(cb.ParamTypes) != len(cb.Params) {
 			return &rootCache{path: rc.path, key: rc.key, started: rc.started}
 		}
 		rc.byDir[cb.Dir] = cb
@@ -400,7 +401,7 @@ func (rc *rootCache) entry(dir string) *cachedBundle {
 func (rc *rootCache) hit(cb *cachedBundle, dir string) *workflow {
 	rc.out = append(rc.out, *cb)
 	w := &workflow{id: cb.BaseID, baseID: cb.BaseID, dir: dir, available: cb.Available,
-		reason: bundle.Unavailable(cb.Reason), params: cb.Params, stepCount: cb.StepCount,
+		reason: bundle.Unavailable(cb.Reason), params: paramsOf(cb.Params, cb.ParamTypes), stepCount: cb.StepCount,
 		schemaVersion: cb.SchemaVersion, contentDigest: cb.ContentDigest, encrypted: cb.Encrypted,
 		slug: filepath.Base(dir)}
 	if !w.available {
@@ -455,7 +456,7 @@ func (rc *rootCache) record(w *workflow, sealed bool, pre snapshot) {
 		return
 	}
 	rc.out = append(rc.out, cachedBundle{Dir: w.dir, Sealed: sealed, Files: pre.files, Ident: pre.ident,
-		BaseID: w.baseID, Available: w.available, Reason: string(w.reason), Params: w.params,
+		BaseID: w.baseID, Available: w.available, Reason: string(w.reason), Params: w.flowNames(), ParamTypes: w.paramTypes(),
 		StepCount: w.stepCount, SchemaVersion: w.schemaVersion, ContentDigest: w.contentDigest, Encrypted: w.encrypted})
 }
 

@@ -63,7 +63,7 @@ func decodeBundle(d *pyjson.Doc, obj pyjson.V, cb *cachedBundle) bool {
 	if d.Kind(obj) != pyjson.Object {
 		return false
 	}
-	const required = 1<<10 - 1
+	const required = 1<<11 - 1
 	var have uint
 	for k, v := range d.Members(obj) {
 		ok := true
@@ -100,6 +100,22 @@ func decodeBundle(d *pyjson.Doc, obj pyjson.V, cb *cachedBundle) bool {
 						return false
 					}
 					cb.Params = append(cb.Params, s)
+				}
+			default:
+				ok = false
+			}
+		case "param_types":
+			have |= 1 << 10
+			switch d.Kind(v) {
+			case pyjson.Null:
+			case pyjson.Array:
+				cb.ParamTypes = make([]string, 0, d.Len(v))
+				for e := range d.Elems(v) {
+					s, ok := strOf(d, e)
+					if !ok {
+						return false
+					}
+					cb.ParamTypes = append(cb.ParamTypes, s)
 				}
 			default:
 				ok = false

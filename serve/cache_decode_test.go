@@ -11,10 +11,10 @@ func sampleCache() cacheFile {
 	two := 2
 	return cacheFile{V: cacheVersion, Root: "/r/bündles", KeySalt: "00ff", KeyMAC: "ab", Bundles: []cachedBundle{
 		{Dir: "/r/bündles/a \"q\"\n", Sealed: true, Files: ".\nmanifest.json\ntemplates\ntemplates/x.enc", Ident: strings.Repeat("e", 64),
-			BaseID: "workflow_" + strings.Repeat("0", 24), Available: true, Params: []string{"note", "naïve\u2028"}, StepCount: 10,
+			BaseID: "workflow_" + strings.Repeat("0", 24), Available: true, Params: []string{"note", "naïve\u2028"}, ParamTypes: []string{"string", "date"}, StepCount: 10,
 			SchemaVersion: &two, ContentDigest: strings.Repeat("c", 64), Encrypted: true},
 		{Dir: "/r/b", Files: ".", Ident: "i", BaseID: "workflow_" + strings.Repeat("1", 24), Reason: "integrity_failed"},
-		{Dir: "/r/c", Files: ".", Ident: "i", BaseID: "workflow_" + strings.Repeat("2", 24), Params: []string{}, StepCount: -1},
+		{Dir: "/r/c", Files: ".", Ident: "i", BaseID: "workflow_" + strings.Repeat("2", 24), Params: []string{}, ParamTypes: []string{}, StepCount: -1},
 	}}
 }
 
@@ -52,10 +52,10 @@ func TestDecodeCacheRefuses(t *testing.T) {
 		"trailing garbage":      good + "x",
 		"not an object":         "[]",
 		"unknown member":        strings.Replace(good, `{"v":`, `{"x":1,"v":`, 1),
-		"duplicate key":         strings.Replace(good, `{"v":`, `{"v":4,"v":`, 1),
-		"v missing":             strings.Replace(good, `"v":4,`, ``, 1),
-		"v a float":             strings.Replace(good, `"v":4,`, `"v":4.0,`, 1),
-		"v a string":            strings.Replace(good, `"v":4,`, `"v":"4",`, 1),
+		"duplicate key":         strings.Replace(good, `{"v":`, `{"v":5,"v":`, 1),
+		"v missing":             strings.Replace(good, `"v":5,`, ``, 1),
+		"v a float":             strings.Replace(good, `"v":5,`, `"v":5.0,`, 1),
+		"v a string":            strings.Replace(good, `"v":5,`, `"v":"5",`, 1),
 		"root missing":          strings.Replace(good, `"root":"/r/bündles",`, ``, 1),
 		"bundles not array":     strings.Replace(good, `"bundles":[`, `"bundles":{"a":[`, 1) + "}",
 		"bundle not object":     strings.Replace(good, `"bundles":[`, `"bundles":[1,`, 1),
@@ -65,6 +65,8 @@ func TestDecodeCacheRefuses(t *testing.T) {
 		"sealed a string":       strings.Replace(good, `"sealed":true`, `"sealed":"true"`, 1),
 		"params a string":       strings.Replace(good, `"params":["note",`, `"params":"note","p":[`, 1),
 		"param not string":      strings.Replace(good, `"params":["note",`, `"params":[1,`, 1),
+		"param type not string": strings.Replace(good, `"param_types":["string",`, `"param_types":[1,`, 1),
+		"param types missing":   strings.Replace(good, `"param_types":["string","date"],`, ``, 1),
 		"step count float":      strings.Replace(good, `"step_count":10`, `"step_count":1e1`, 1),
 		"step count huge":       strings.Replace(good, `"step_count":10`, `"step_count":10000000000000000000000`, 1),
 		"schema a string":       strings.Replace(good, `"schema_version":2`, `"schema_version":"2"`, 1),

@@ -23,7 +23,7 @@ type workflow struct {
 	available bool
 	reason    bundle.Unavailable // why unavailable ("" when available); bundle's one enum
 
-	params        []string // declared parameters, declared order
+	params        []param // declared parameters, declared order
 	stepCount     int
 	schemaVersion *int
 	encrypted     bool
@@ -47,10 +47,51 @@ func (w *workflow) setLoadErr(err error) {
 	w.loadErr = &e
 }
 
-// sortedParams returns the declared parameters sorted by name.
-func (w *workflow) sortedParams() []string {
-	s := append([]string(nil), w.params...)
-	slices.Sort(s)
+// param is one declared parameter (docs/bundle.md, Parameter aliases).
+type param struct {
+	flow string // Flow's name: the parameters file's key (protected when aliased)
+	wire string // the name schemas show and callers send: flow, or its alias
+	typ  string // Flow's declared type, one of bundle.ParamTypes or "other"
+}
+
+// paramsOf are the params of Flow's declared parameter names with their
+// types (types[i] is names[i]'s).
+func paramsOf(names, types []string) []param {
+	ps := make([]param, len(names))
+	for i, n := range names {
+		ps[i] = param{flow: n, wire: bundle.WireName(n), typ: bundle.SafeType(types[i])}
+	}
+	return ps
+}
+
+// paramTypes are Flow's types of the declared parameters, declared order.
+func (w *workflow) paramTypes() []string {
+	if w.params == nil {
+		return nil
+	}
+	s := make([]string, len(w.params))
+	for i, p := range w.params {
+		s[i] = p.typ
+	}
+	return s
+}
+
+// flowNames are Flow's names of the declared parameters, declared order.
+func (w *workflow) flowNames() []string {
+	if w.params == nil {
+		return nil
+	}
+	s := make([]string, len(w.params))
+	for i, p := range w.params {
+		s[i] = p.flow
+	}
+	return s
+}
+
+// sortedParams returns the declared parameters sorted by wire name.
+func (w *workflow) sortedParams() []param {
+	s := slices.Clone(w.params)
+	slices.SortFunc(s, func(a, b param) int { return strings.Compare(a.wire, b.wire) })
 	return s
 }
 
@@ -104,7 +145,7 @@ func matchesAll(w *workflow, terms []string, export bool, l labels.Entry) bool {
 			if hit {
 				break
 			}
-			hit = strings.Contains(strings.ToLower(p), t)
+			hit = strings.Contains(strings.ToLower(p.wire), t)
 		}
 		if !hit && export && w.name != nil {
 			hit = strings.Contains(strings.ToLower(*w.name), t)

@@ -296,7 +296,13 @@ func fromBundle(b *bundle.Bundle) *workflow {
 		return w
 	}
 	if w.available {
-		w.params = b.DeclaredParams()
+		names := b.DeclaredParams()
+		types := make([]string, len(names))
+		for i, n := range names {
+			p, _ := b.Param(n)
+			types[i] = p.Type
+		}
+		w.params = paramsOf(names, types)
 	} else {
 		w.setLoadErr(nil)
 	}

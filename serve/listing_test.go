@@ -237,6 +237,7 @@ func TestUnavailableReasons(t *testing.T) {
 	copyVector(t, "legacy/showcase-v1-no-manifest", filepath.Join(e.bundles, "d-legacy"))
 	copyVector(t, "sealed/mockmed-triage-v3", filepath.Join(e.bundles, "e-sealed"))
 	e.demo("f-reserved", testBundle{params: map[string]string{"url": "x", "note": "y"}, salt: "res"})
+	e.demo("i-collision", testBundle{params: map[string]string{"a b": "x", "a_b_c8687a": "y"}, salt: "col"})
 	if err := os.Symlink(filepath.Join(e.bundles, "a-good"), filepath.Join(e.bundles, "g-link")); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestUnavailableReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bundle.Unavailable{
-		"a-good": "", "b-edited": bundle.IntegrityFailed, "c-unicode": bundle.UnsupportedParameterName,
+		"a-good": "", "b-edited": bundle.IntegrityFailed, "c-unicode": "", "i-collision": bundle.ParameterAliasCollision,
 		"d-legacy": bundle.LegacyUnverifiedReason, "e-sealed": bundle.MissingKey, "f-reserved": bundle.ReservedParameterName,
 		"g-link": bundle.UnsafePath, "h-notjson": bundle.InvalidBundle,
 	}

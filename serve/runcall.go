@@ -74,7 +74,7 @@ func (t *runTools) register(reg *registry) {
 	for _, w := range avail {
 		var kb strings.Builder
 		for _, p := range w.params {
-			kb.WriteString(strconv.Itoa(len(p)) + ":" + p)
+			kb.WriteString(strconv.Itoa(len(p.wire)) + ":" + p.wire)
 		}
 		key := kb.String()
 		input, ok := inputs[key]
@@ -229,13 +229,16 @@ func (t *runTools) call(ctx context.Context, c *toolCall, w *workflow, flat map[
 // (url, idempotency_key).
 func (t *runTools) arguments(w *workflow, flat, args map[string]any) (*runArgs, *failure) {
 	ra := &runArgs{wf: w, params: map[string]string{}}
-	declared := map[string]bool{}
+	// Callers send wire names; the parameters file holds Flow's names
+	// (docs/bundle.md, Parameter aliases).
+	declared := map[string]string{}
 	for _, p := range w.params {
-		declared[p] = true
+		declared[p.wire] = p.flow
 	}
 	unknown, badValue := 0, false
 	for k, v := range flat {
-		if !declared[k] {
+		flow, ok := declared[k]
+		if !ok {
 			unknown++
 			continue
 		}
@@ -244,13 +247,13 @@ func (t *runTools) arguments(w *workflow, flat, args map[string]any) (*runArgs, 
 			badValue = true
 			continue
 		}
-		ra.params[k] = str
+		ra.params[flow] = str
 	}
 	var missing []string
 	if !t.opts.AllowSyntheticRecordedDefaults {
 		for _, p := range w.params {
-			if _, ok := flat[p]; !ok {
-				missing = append(missing, p)
+			if _, ok := flat[p.wire]; !ok {
+				missing = append(missing, p.wire)
 			}
 		}
 	}

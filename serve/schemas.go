@@ -263,19 +263,23 @@ const (
 )
 
 // runToolInput builds the per-workflow run schema: declared parameters
-// in declared order, then url (override only), then idempotency_key.
-func runToolInput(params []string, urlOverride, syntheticDefaults bool) json.RawMessage {
+// (by wire name) in declared order, then url (override only), then
+// idempotency_key.
+func runToolInput(params []param, urlOverride, syntheticDefaults bool) json.RawMessage {
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
 	for _, p := range params {
-		b.WriteString(jstr(p) + `:{"type":"string","description":` + jstr("Value for the declared '"+p+"' workflow parameter.") + `},`)
+		b.WriteString(jstr(p.wire) + `:{"type":"string","description":` + jstr("Value for the declared '"+p.wire+"' workflow parameter.") + `},`)
 	}
 	if urlOverride {
 		b.WriteString(`"url":` + urlPropSchema + `,`)
 	}
 	b.WriteString(`"idempotency_key":` + idemPropSchema + `},"required":[`)
 	if !syntheticDefaults {
-		sorted := append([]string(nil), params...)
+		sorted := make([]string, len(params))
+		for i, p := range params {
+			sorted[i] = p.wire
+		}
 		slices.Sort(sorted)
 		for i, p := range sorted {
 			if i > 0 {

@@ -51,7 +51,8 @@ func TestRegistrationRunTools(t *testing.T) {
 	e.demo("legacy", testBundle{salt: "c", noManif: true})
 	e.demo("tampered", testBundle{salt: "d", tamper: true})
 	e.demo("reserved", testBundle{salt: "e", params: map[string]string{"url": "x"}})
-	e.demo("badname", testBundle{salt: "f", params: map[string]string{"a b": "x"}})
+	// "a b" is served as a_b_c8687a, which another parameter already is.
+	e.demo("collision", testBundle{salt: "f", params: map[string]string{"a b": "x", "a_b_c8687a": "y"}})
 	o := e.opts()
 	o.AllowRun = true
 	s := start(t, o)

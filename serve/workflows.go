@@ -204,8 +204,8 @@ func (t *catalogTools) project(w *workflow) workflowEntry {
 	if w.available {
 		n := w.stepCount
 		p.StepCount = &n
-		for _, name := range w.sortedParams() {
-			p.Parameters = append(p.Parameters, paramEntry{name, "string", !t.opts.AllowSyntheticRecordedDefaults})
+		for _, pa := range w.sortedParams() {
+			p.Parameters = append(p.Parameters, paramEntry{pa.wire, "string", !t.opts.AllowSyntheticRecordedDefaults})
 		}
 	}
 	if t.opts.AllowProtectedExport {

@@ -177,7 +177,12 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The names serve's run tool takes: a name outside serve's rule under
+	// its alias (docs/bundle.md, Parameter aliases).
 	params := b.DeclaredParams()
+	for i, p := range params {
+		params[i] = bundle.WireName(p)
+	}
 	slices.Sort(params)
 	// One availability rule with serve (bundle.Availability): a workflow
 	// serve would list as unavailable is refused unless AllowUnavailable

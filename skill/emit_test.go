@@ -3,6 +3,8 @@ package skill
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -39,7 +41,7 @@ type emitCase struct {
 
 var emitCases = map[string]emitCase{
 	"mockmed-triage":   {vector: "skills/mockmed-triage-v3/mockmed-triage"},
-	"unicode-params":   {vector: "skills/unicode-params/berpr-fung-triage-note-a-b-q-end-second-line", unavailable: true},
+	"unicode-params":   {vector: "skills/unicode-params/berpr-fung-triage-note-a-b-q-end-second-line"},
 	"encounter-loop":   {vector: "skills/encounter-loop/save-encounter-for-each"},
 	"program-subflows": {vector: "skills/program-subflows/program-with-subflows"},
 	"sealed":           {skillMD: flowVectors + "/skills/mockmed-triage-v3/mockmed-triage/SKILL.md", bundle: "sealed/mockmed-triage-v3", sealed: true},
@@ -48,7 +50,8 @@ var emitCases = map[string]emitCase{
 	"numeric-slug":     {skillMD: "numeric-slug", bundle: "plain/mockmed-triage-v3"},
 	"no-params":        {skillMD: "no-params", bundle: "legacy/showcase-v1-no-manifest", legacy: true, prepare: dropParams},
 	"crlf-body":        {skillMD: "crlf-body", bundle: "plain/mockmed-triage-v3"},
-	"python-wrapped":   {skillMD: "python-wrapped", bundle: "plain/unicode-params", unavailable: true},
+	"python-wrapped":   {skillMD: "python-wrapped", bundle: "plain/unicode-params"},
+	"reserved-name":    {skillMD: "numeric-slug", bundle: "plain/mockmed-triage-v3", unavailable: true, prepare: reserveURL},
 	"already-wrapped":  {skillMD: "already-wrapped", bundle: "plain/mockmed-triage-v3"},
 }
 
@@ -65,6 +68,38 @@ func dropParams(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	w["params"] = map[string]any{}
+	out, _ := json.MarshalIndent(w, "", "  ")
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reserveURL adds a parameter named url (reserved: the run tool's own
+// argument) to a bundle with an embedded manifest, as schema 3 (no default
+// removals), and writes the matching content digest: the bundle verifies
+// and serve lists it as unavailable.
+func reserveURL(t *testing.T, dir string) {
+	p := filepath.Join(dir, "workflow.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w map[string]any
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	m := w["manifest"].(map[string]any)
+	delete(w, "manifest")
+	w["schema_version"] = 3
+	w["params"].(map[string]any)["url"] = "https://example.invalid/"
+	raw, _ := json.Marshal(map[string]any{"files": m["file_hashes"], "workflow": w})
+	canon, err := bundle.CanonicalJSON(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(canon)
+	m["content_digest"] = hex.EncodeToString(sum[:])
+	w["manifest"] = m
 	out, _ := json.MarshalIndent(w, "", "  ")
 	if err := os.WriteFile(p, out, 0o644); err != nil {
 		t.Fatal(err)
@@ -219,8 +254,8 @@ func TestEmitWarnings(t *testing.T) {
 		"already-wrapped": {"dropped frontmatter keys: license"},
 		"no-params":       {"bundle is legacy_unverified: it is not integrity-checked, and serve lists it as unavailable with no run tool"},
 		"mockmed-triage":  nil,
+		"reserved-name":   {"serve lists this workflow as unavailable (reserved_parameter_name); the skill names no run tool", "name contains YAML-significant text; used Flow's literal line"},
 		"unicode-params": {
-			"serve lists this workflow as unavailable (unsupported_parameter_name); the skill names no run tool",
 			"description contains YAML-significant text; used Flow's literal line",
 			"Field 'description' contains < or >; Claude's upload validator rejects it",
 			"SKILL.md body held 1 control characters (NUL, C0 or C1); each was replaced by U+FFFD",
@@ -249,10 +284,11 @@ func TestEmitResult(t *testing.T) {
 	}
 	want := &EmitResult{
 		SkillDir: res.SkillDir, Name: "berpr-fung-triage-note-a-b-q-end-second-line",
-		WorkflowID:     "workflow_0ac932a7a89bcf7b4d62bd34",
-		BundleVersion:  "sha256:6412e077a0fd3b732a9ee350c413f7588152724c6589b654dacbdd592f727752",
-		BundleStatus:   "verified",
-		RequiredParams: []string{"dose_mg", "emoji_🩺", "line\u2028sep", "note", "patient", "patient_name", "priority", "visit_date"},
+		WorkflowID:    "workflow_0ac932a7a89bcf7b4d62bd34",
+		BundleVersion: "sha256:6412e077a0fd3b732a9ee350c413f7588152724c6589b654dacbdd592f727752",
+		BundleStatus:  "verified",
+		// Names outside serve's rule under their alias.
+		RequiredParams: []string{"dose_mg", "emoji_59936a", "line_sep_353957", "note", "patient", "patient_name", "priority", "visit_date"},
 	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)

@@ -58,11 +58,11 @@ func TestEmitReplacesControlsInBody(t *testing.T) {
 }
 
 // TestEmitRefusesUnavailable: a workflow serve lists as unavailable
-// (unsupported parameter names here) is refused with serve's reason code;
+// (a reserved parameter name here) is refused with serve's reason code;
 // with AllowUnavailable the appendix says no run tool exists and names
 // none. A legacy bundle with AllowLegacy alone gets that appendix too.
 func TestEmitRefusesUnavailable(t *testing.T) {
-	c := emitCases["unicode-params"]
+	c := emitCases["reserved-name"]
 	src := buildCase(t, c)
 	out := t.TempDir()
 	var warns []string
@@ -70,7 +70,7 @@ func TestEmitRefusesUnavailable(t *testing.T) {
 	opt.AllowUnavailable = false
 	_, err := Emit(context.Background(), opt)
 	var ue *UnavailableError
-	if !errors.As(err, &ue) || ue.Reason != bundle.UnsupportedParameterName || !errors.Is(err, ErrUnavailable) {
+	if !errors.As(err, &ue) || ue.Reason != bundle.ReservedParameterName || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v", err)
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
@@ -82,7 +82,7 @@ func TestEmitRefusesUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(res.SkillDir, "SKILL.md"))
-	if bytes.Contains(md, []byte("run_workflow_")) || !bytes.Contains(md, []byte("No MCP run tool exists for this workflow")) || !bytes.Contains(md, []byte("unsupported_parameter_name")) {
+	if bytes.Contains(md, []byte("run_workflow_")) || !bytes.Contains(md, []byte("No MCP run tool exists for this workflow")) || !bytes.Contains(md, []byte("reserved_parameter_name")) {
 		t.Errorf("appendix of an unavailable workflow:\n%s", md)
 	}
 
