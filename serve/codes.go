@@ -48,7 +48,7 @@ type codeCopy struct{ message, recovery string }
 var copyFor = map[Code]codeCopy{
 	CodeInvalidArguments: {
 		"The arguments do not match this tool's input schema.",
-		"Check the tool's input schema: send only the declared keys, every required key, and string values, then call again.",
+		"Check the tool's input schema: send only the declared keys, every required key, and values of the declared types and formats (a run tool's invalid_inputs names each input it refused), then call again.",
 	},
 	CodeUnknownWorkflow: {
 		"No workflow with that id is served here.",

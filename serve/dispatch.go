@@ -96,16 +96,26 @@ func auditFrom(ctx context.Context) *auditRec {
 }
 
 // decodeArguments parses the arguments: absent arguments are an empty
-// object; anything but an object is invalid_arguments.
-func decodeArguments(next toolHandler) toolHandler {
+// object; anything but an object is invalid_arguments. A run tool's
+// numbers stay json.Number, the caller's own token (a number parameter is
+// passed to Flow as that text; docs/runs.md "Parameters file"); every other
+// tool's are float64.
+func decodeArguments(next toolHandler, numbers bool) toolHandler {
 	return func(ctx context.Context, c *toolCall) (any, *failure) {
 		raw := c.req.Params.Arguments
 		if len(raw) == 0 || string(raw) == "null" {
 			c.args = map[string]any{}
 			return next(ctx, c)
 		}
-		if err := json.Unmarshal(raw, &c.args); err != nil || c.args == nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if numbers {
+			dec.UseNumber()
+		}
+		if err := dec.Decode(&c.args); err != nil || c.args == nil {
 			return nil, fail(CodeInvalidArguments)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, fail(CodeInvalidArguments) // more than one value
 		}
 		return next(ctx, c)
 	}

@@ -30,8 +30,9 @@
 //   - catalogTools (workflows.go): list_workflows or search_workflows,
 //     get_workflow; over the catalog (catalog.go) that discovery builds
 //     (discover.go, cache.go, snapshot_*.go: bundleLoader).
-//   - runTools (runcall.go, report.go, runmanager.go, outcome.go): the run
-//     tools and get_run_report; the run call reads top to bottom in
+//   - runTools (runcall.go, inputs.go, report.go, runmanager.go,
+//     outcome.go): the run tools, their typed inputs and get_run_report;
+//     the run call reads top to bottom in
 //     runTools.call, the run manager owns the run, and its frozen outcome
 //     answers through the run's done channel. Run state is
 //     internal/runstore's; the admission gate (gate.go) is ledger's.

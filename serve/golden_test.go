@@ -18,16 +18,22 @@ func TestToolListGolden(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		mutate func(*Options)
+		typed  bool // a bundle with every Flow type and an aliased name
 	}{
-		{"per-workflow", func(o *Options) {}},
-		{"catalog", func(o *Options) { o.ToolMode = "catalog" }},
+		{"per-workflow", func(o *Options) {}, false},
+		{"typed", func(o *Options) {}, true},
+		{"catalog", func(o *Options) { o.ToolMode = "catalog" }, false},
 		{"export-url-synthetic", func(o *Options) {
 			o.AllowProtectedExport, o.AllowURLOverride, o.AllowSyntheticRecordedDefaults = true, true, true
-		}},
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.demo("demo", testBundle{salt: "golden"})
+			if c.typed {
+				e.typedBundle("typed", "golden")
+			} else {
+				e.demo("demo", testBundle{salt: "golden"})
+			}
 			o := e.opts()
 			o.AllowRun = true
 			c.mutate(&o)

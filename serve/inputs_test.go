@@ -13,7 +13,7 @@ import (
 func unicodeArgs() map[string]any {
 	return map[string]any{
 		"note": "n", "patient_name": "pn", "emoji_59936a": "e", "line_sep_353957": "l",
-		"visit_date": "2026-07-18", "priority": "urgent", "dose_mg": "2.5", "patient": "p-1",
+		"visit_date": "2026-07-18", "priority": "urgent", "dose_mg": json.Number("2.50"), "patient": "p-1",
 	}
 }
 
@@ -70,7 +70,8 @@ func TestAliasedParametersRunEndToEnd(t *testing.T) {
 	}
 	wantParams := map[string]any{
 		"note": "n", "patient_name": "pn", "emoji_🩺": "e", "line\u2028sep": "l",
-		"visit_date": "2026-07-18", "priority": "urgent", "dose_mg": "2.5", "patient": "p-1",
+		// A number is passed as the caller's own token, as text.
+		"visit_date": "2026-07-18", "priority": "urgent", "dose_mg": "2.50", "patient": "p-1",
 	}
 	got, _ := json.Marshal(inv[0].Params)
 	exp, _ := json.Marshal(wantParams)
@@ -81,5 +82,154 @@ func TestAliasedParametersRunEndToEnd(t *testing.T) {
 		if strings.Contains(s.out(), flowName) {
 			t.Errorf("Flow's name %q reached the wire", flowName)
 		}
+	}
+}
+
+// TestCalendarDate: only a real calendar date written YYYY-MM-DD.
+func TestCalendarDate(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{
+		"2026-07-18": true, "2024-02-29": true, "0001-01-01": true, "9999-12-31": true,
+		"2026-02-29": false, "2026-04-31": false, "2026-13-01": false, "2026-00-10": false, "2026-01-00": false,
+		"0000-01-01": false, "2026-7-18": false, "26-07-18": false, "2026/07/18": false, "2026-07-18T00:00:00Z": false,
+		" 2026-07-18": false, "2026-07-18 ": false, "+2026-07-18": false, "２０２６-07-18": false, "": false, "2026-07-1a": false,
+	} {
+		if got := calendarDate(s); got != want {
+			t.Errorf("calendarDate(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestCheckInputs: each problem code, one problem per input in wire-name
+// order after a single unknown_input, and the values for the parameters
+// file keyed by Flow's names.
+func TestCheckInputs(t *testing.T) {
+	t.Parallel()
+	ps := paramsOf([]string{"when", "dose", "note", "Größe"}, []string{"date", "number", "string", "enum"})
+	ok := map[string]any{"when": "2026-01-31", "dose": json.Number("-1.5e3"), "note": "", ps[3].wire: "x"}
+	vals, probs := checkInputs(ps, ok, true)
+	if probs != nil || vals["dose"] != "-1.5e3" || vals["Größe"] != "x" || vals["when"] != "2026-01-31" || vals["note"] != "" || len(vals) != 4 {
+		t.Fatalf("valid: %v %v", vals, probs)
+	}
+	bad := map[string]any{"when": "2026-02-30", "dose": "5", "note": json.Number("5"), canary: canary, "x-" + canary: 1}
+	vals, probs = checkInputs(ps, bad, true)
+	want := []inputProblem{{Problem: "unknown_input"}, {Input: "dose", Problem: "wrong_type"}, {Input: ps[3].wire, Problem: "missing"},
+		{Input: "note", Problem: "wrong_type"}, {Input: "when", Problem: "not_a_date"}}
+	if vals != nil || !slices.Equal(probs, want) {
+		t.Fatalf("problems %v, want %v", probs, want)
+	}
+	// Without requireAll nothing is missing; null, bool, object and array
+	// are the wrong type for every input.
+	for _, v := range []any{nil, true, map[string]any{}, []any{}} {
+		_, probs = checkInputs(ps, map[string]any{"note": v, "dose": v, "when": v}, false)
+		want := []inputProblem{{Input: "dose", Problem: "wrong_type"}, {Input: "note", Problem: "wrong_type"}, {Input: "when", Problem: "wrong_type"}}
+		if !slices.Equal(probs, want) {
+			t.Fatalf("%v: %v", v, probs)
+		}
+	}
+	if vals, probs := checkInputs(ps, map[string]any{}, false); probs != nil || len(vals) != 0 {
+		t.Fatalf("nothing given: %v %v", vals, probs)
+	}
+}
+
+// typedBundle writes a bundle whose parameters have each of Flow's types,
+// plus a name outside serve's rule.
+func (e *env) typedBundle(dir, salt string) string {
+	return e.demo(dir, testBundle{salt: salt, params: map[string]string{"note": "n", "scenario": "s"}, extra: map[string]any{
+		"param_specs": map[string]any{
+			"visit_date": map[string]any{"name": "visit_date", "type": "date", "required": false},
+			"dose_mg":    map[string]any{"name": "dose_mg", "type": "number", "required": false},
+			"priority":   map[string]any{"name": "priority", "type": "enum", "required": true, "choices": []any{"routine", "stat"}},
+			"patient":    map[string]any{"name": "patient", "type": "entity_ref", "required": true},
+			"Größe":      map[string]any{"name": "Größe", "type": "string", "required": true},
+		},
+	}})
+}
+
+// TestTypedInputs: the run tool's schema carries Flow's types (a date is
+// a string with format date, a number a number; enum and entity_ref are
+// strings and Flow's choices never appear), the listing says the same, and
+// a bad value is refused before Flow starts with invalid_inputs that never
+// repeat a value or an undeclared key.
+func TestTypedInputs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.typedBundle("typed", "typed")
+	o := e.opts()
+	o.AllowRun = true
+	s := start(t, o)
+	tool := s.runTool()
+	// The wire bytes of tools/list (the client re-orders keys).
+	raw := []byte(s.out())
+	for _, want := range []string{
+		`"visit_date":{"type":"string","format":"date","description":`,
+		`"dose_mg":{"type":"number","description":`,
+		`"priority":{"type":"string","description":`,
+		`"patient":{"type":"string","description":`,
+		`"gro_e_`,
+	} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("input schema lacks %s: %s", want, raw)
+		}
+	}
+	if strings.Contains(string(raw), "routine") {
+		t.Errorf("Flow's choices reached the schema: %s", raw)
+	}
+	list := s.call("list_workflows", map[string]any{})
+	got, _ := json.Marshal(list["workflows"].([]any)[0].(map[string]any)["parameters"])
+	for _, want := range []string{
+		`{"name":"dose_mg","required":true,"type":"number"}`,
+		`{"format":"date","name":"visit_date","required":true,"type":"string"}`,
+		`{"name":"priority","required":true,"type":"string"}`,
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("listing lacks %s: %s", want, got)
+		}
+	}
+	alias := ""
+	for _, p := range s.srv.catalog.cat.workflows[0].params {
+		if p.flow == "Größe" {
+			alias = p.wire
+		}
+	}
+	good := map[string]any{"note": "n", "scenario": "report=legacy-success", "visit_date": "2026-07-18", "dose_mg": json.Number("12"),
+		"priority": "stat", "patient": "p", alias: "g"}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for a, b := range good {
+			m[a] = b
+		}
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	for name, c := range map[string]struct {
+		args map[string]any
+		want string
+	}{
+		"not a date":    {with("visit_date", canary+"-2026-02-30"), `[{"input":"visit_date","problem":"not_a_date"}]`},
+		"leap day":      {with("visit_date", "2026-02-29"), `[{"input":"visit_date","problem":"not_a_date"}]`},
+		"number string": {with("dose_mg", "12"), `[{"input":"dose_mg","problem":"wrong_type"}]`},
+		"string number": {with("note", json.Number("1")), `[{"input":"note","problem":"wrong_type"}]`},
+		"missing alias": {with(alias, nil), `[{"input":"` + alias + `","problem":"missing"}]`},
+		"unknown":       {with(canary, canary), `[{"problem":"unknown_input"}]`},
+	} {
+		r := s.call(tool, c.args)
+		got, _ := json.Marshal(r["invalid_inputs"])
+		if errorCode(r) != "invalid_arguments" || string(got) != c.want {
+			t.Errorf("%s: %v", name, r)
+		}
+	}
+	e.wantRuns(0)
+	assertNoCanary(t, "wire", s.out())
+	// A good call runs, with the number as the caller's token.
+	if r := s.call(tool, good); r["status"] != "success" {
+		t.Fatalf("good call: %v", r)
+	}
+	if p := e.invocations()[0].Params; p["dose_mg"] != "12" || p["Größe"] != "g" || p["visit_date"] != "2026-07-18" {
+		t.Errorf("parameters file %v", p)
 	}
 }

@@ -19,10 +19,28 @@ import (
 // Shared cores are embedded, in the key order the goldens pin.
 
 // failure is the body of the failure envelope (docs/mcp.md "Result
-// envelopes").
+// envelopes"). A run tool's failure also carries, for invalid input
+// values, invalid_inputs; every other tool's failure is the error object
+// alone.
 type failure struct {
 	Error failureBody `json:"error"`
+	// InvalidInputs names each invalid input and its problem, never the
+	// value (invalid_arguments of a run tool only).
+	InvalidInputs []inputProblem `json:"invalid_inputs,omitempty"`
 }
+
+// inputProblem is one invalid input of a run call: the input's name as the
+// tool's schema declares it (absent for an undeclared input, whose name is
+// the caller's text) and a closed problem code (inputProblems).
+type inputProblem struct {
+	Input   string `json:"input,omitempty"`
+	Problem string `json:"problem"`
+}
+
+// inputProblems are the problem codes of invalid_inputs, in wire order
+// (new codes are appended).
+var inputProblems = []string{"missing", "unknown_input", "wrong_type", "not_a_date", "not_allowed",
+	"too_short", "too_long", "pattern", "below_minimum", "above_maximum"}
 
 type failureBody struct {
 	Code     Code   `json:"code"`
@@ -35,7 +53,7 @@ func fail(code Code) *failure {
 	if !ok {
 		panic("serve: no copy for code " + string(code))
 	}
-	return &failure{failureBody{code, c.message, c.recovery}}
+	return &failure{Error: failureBody{code, c.message, c.recovery}}
 }
 
 func failAdmission(reason string) *failure {
@@ -44,10 +62,13 @@ func failAdmission(reason string) *failure {
 	return f
 }
 
+// paramEntry is one declared parameter of a listing entry: its wire name,
+// the JSON type a run call sends, whether it is required, and its format.
 type paramEntry struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
 	Required bool   `json:"required"`
+	Format   string `json:"format,omitempty"`
 }
 
 type workflowProtectedBlock struct {

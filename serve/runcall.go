@@ -228,38 +228,14 @@ func (t *runTools) call(ctx context.Context, c *toolCall, w *workflow, flat map[
 // "Arguments"): flat holds the workflow parameters, args the whole call
 // (url, idempotency_key).
 func (t *runTools) arguments(w *workflow, flat, args map[string]any) (*runArgs, *failure) {
-	ra := &runArgs{wf: w, params: map[string]string{}}
+	ra := &runArgs{wf: w}
 	// Callers send wire names; the parameters file holds Flow's names
 	// (docs/bundle.md, Parameter aliases).
-	declared := map[string]string{}
-	for _, p := range w.params {
-		declared[p.wire] = p.flow
+	params, problems := checkInputs(w.params, flat, !t.opts.AllowSyntheticRecordedDefaults)
+	if problems != nil {
+		return nil, invalidInputsFailure(problems, undeclared(w.params, flat))
 	}
-	unknown, badValue := 0, false
-	for k, v := range flat {
-		flow, ok := declared[k]
-		if !ok {
-			unknown++
-			continue
-		}
-		str, ok := v.(string)
-		if !ok {
-			badValue = true
-			continue
-		}
-		ra.params[flow] = str
-	}
-	var missing []string
-	if !t.opts.AllowSyntheticRecordedDefaults {
-		for _, p := range w.params {
-			if _, ok := flat[p.wire]; !ok {
-				missing = append(missing, p.wire)
-			}
-		}
-	}
-	if unknown > 0 || badValue || len(missing) > 0 {
-		return nil, invalidArgumentsFailure(missing, unknown)
-	}
+	ra.params = params
 	if v, has := args["url"]; has {
 		u, ok := v.(string)
 		if !ok {
@@ -280,6 +256,31 @@ func (t *runTools) arguments(w *workflow, flat, args map[string]any) (*runArgs, 
 		ra.idem = k
 	}
 	return ra, nil
+}
+
+// invalidInputsFailure is invalid_arguments with its invalid_inputs; the
+// message also names the missing inputs and counts the undeclared ones.
+func invalidInputsFailure(problems []inputProblem, unknown int) *failure {
+	var missing []string
+	for _, p := range problems {
+		if p.Problem == problemMissing {
+			missing = append(missing, p.Input)
+		}
+	}
+	f := invalidArgumentsFailure(missing, unknown)
+	f.InvalidInputs = problems
+	return f
+}
+
+// undeclared counts the keys of flat that name no declared parameter.
+func undeclared(ps []param, flat map[string]any) int {
+	n := len(flat)
+	for _, p := range ps {
+		if _, ok := flat[p.wire]; ok {
+			n--
+		}
+	}
+	return n
 }
 
 func validOverrideURL(s string) bool {

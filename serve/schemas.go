@@ -57,10 +57,37 @@ var failureSchema = `{"type":"object",
    "required":["code","message","recovery"],"additionalProperties":false}},
  "required":["error"],"additionalProperties":false}`
 
+// enumOf is a JSON enum array of values, in order.
+func enumOf[S ~string](values []S) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = jstr(string(v))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// runFailureSchema is a run tool's failure envelope: the shared one, plus
+// the optional invalid_inputs (new properties at the end).
+var runFailureSchema = `{"type":"object",
+ "properties":{"error":{"type":"object",
+   "properties":{"code":{"type":"string","enum":` + codesEnum() + `},
+                 "message":{"type":"string"},
+                 "recovery":{"type":"string"}},
+   "required":["code","message","recovery"],"additionalProperties":false},
+  "invalid_inputs":{"type":"array","minItems":1,"items":{"type":"object","properties":{
+      "input":{"type":"string"},"problem":{"enum":` + enumOf(inputProblems) + `}},
+      "required":["problem"],"additionalProperties":false}}},
+ "required":["error"],"additionalProperties":false}`
+
 // outputSchema wraps a tool's success schema as
-// {"type":"object","oneOf":[success, failure envelope]}.
-func outputSchema(success string) json.RawMessage {
-	return compact(`{"type":"object","oneOf":[` + success + `,` + failureSchema + `]}`)
+// {"type":"object","oneOf":[success, failure envelope]}; a run tool's
+// failure envelope is runFailureSchema.
+func outputSchema(success string, run bool) json.RawMessage {
+	f := failureSchema
+	if run {
+		f = runFailureSchema
+	}
+	return compact(`{"type":"object","oneOf":[` + success + `,` + f + `]}`)
 }
 
 // reasonsEnum is bundle's unavailable-reason enum: present in a listing
@@ -83,7 +110,8 @@ var workflowProps = `
   "unavailable_reason":{"enum":` + reasonsEnum + `},
   "step_count":{"type":["integer","null"],"minimum":0},
   "parameters":{"type":"array","items":{"type":"object","properties":{
-      "name":{"type":"string"},"type":{"const":"string"},"required":{"type":"boolean"}},
+      "name":{"type":"string"},"type":{"enum":["string","number"]},"required":{"type":"boolean"},
+      "format":{"enum":["date"]}},
       "required":["name","type","required"],"additionalProperties":false}},
   "encrypted":{"type":"boolean"},
   "admission":{"enum":["not_required","active","not_actively_admitted"]}`
@@ -269,7 +297,7 @@ func runToolInput(params []param, urlOverride, syntheticDefaults bool) json.RawM
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
 	for _, p := range params {
-		b.WriteString(jstr(p.wire) + `:{"type":"string","description":` + jstr("Value for the declared '"+p.wire+"' workflow parameter.") + `},`)
+		b.WriteString(jstr(p.wire) + `:` + p.schema() + `,`)
 	}
 	if urlOverride {
 		b.WriteString(`"url":` + urlPropSchema + `,`)
@@ -296,7 +324,7 @@ func runToolInput(params []param, urlOverride, syntheticDefaults bool) json.RawM
 func runWorkflowInput(urlOverride bool) json.RawMessage {
 	s := `{"type":"object","properties":{
   "workflow_id":{"type":"string","description":"Opaque id from search_workflows."},
-  "params":{"type":"object","additionalProperties":{"type":"string"},"description":"Values for the workflow's declared parameters, by name. Every declared parameter is required unless the operator enabled synthetic recorded defaults."},`
+  "params":{"type":"object","additionalProperties":{"type":["string","number"]},"description":"Values for the workflow's declared parameters, by name, each of the type and format search_workflows and get_workflow give it. Every declared parameter is required unless the operator enabled synthetic recorded defaults."},`
 	if urlOverride {
 		s += `"url":` + urlPropSchema + `,`
 	}

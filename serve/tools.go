@@ -171,7 +171,7 @@ func (r *registry) add(d toolDef, h toolHandler) {
 	if _, dup := r.tools[d.name]; dup {
 		panic("serve: duplicate tool " + d.name)
 	}
-	out, resolved := r.schemaFor(d.success)
+	out, resolved := r.schemaFor(d.success, d.run)
 	// The SDK re-marshals raw schemas at AddTool (0.5 ms per run tool, most
 	// of a 1,000-bundle start), but only type-checks a *jsonschema.Schema.
 	// So tools are registered with a placeholder and the tools/list
@@ -196,7 +196,7 @@ func (r *registry) add(d toolDef, h toolHandler) {
 		e.input = &lazyResolved{raw: d.input}
 		h = checkArguments(e.input, d.precheck, h)
 	}
-	e.handle = r.toolMiddleware(e, decodeArguments(h))
+	e.handle = r.toolMiddleware(e, decodeArguments(h, d.run))
 	r.tools[d.name] = e
 	r.list = append(r.list, e)
 }
@@ -236,16 +236,20 @@ func (r *registry) pageSize() int {
 // schemaFor returns the outputSchema bytes and their resolved form for a
 // success schema, shared between tools: every run tool has the same
 // result schema, so a server with 1,000 run tools resolves it once.
-func (r *registry) schemaFor(success string) (json.RawMessage, *lazyResolved) {
-	if c, ok := r.schemas[success]; ok {
+func (r *registry) schemaFor(success string, run bool) (json.RawMessage, *lazyResolved) {
+	key := success
+	if run {
+		key = "run\x00" + success
+	}
+	if c, ok := r.schemas[key]; ok {
 		return c.raw, c.resolved
 	}
-	raw := outputSchema(success)
+	raw := outputSchema(success, run)
 	c := cachedSchema{raw: raw, resolved: &lazyResolved{raw: raw}}
 	if r.schemas == nil {
 		r.schemas = map[string]cachedSchema{}
 	}
-	r.schemas[success] = c
+	r.schemas[key] = c
 	return c.raw, c.resolved
 }
 

@@ -205,7 +205,7 @@ func (t *catalogTools) project(w *workflow) workflowEntry {
 		n := w.stepCount
 		p.StepCount = &n
 		for _, pa := range w.sortedParams() {
-			p.Parameters = append(p.Parameters, paramEntry{pa.wire, "string", !t.opts.AllowSyntheticRecordedDefaults})
+			p.Parameters = append(p.Parameters, paramEntry{Name: pa.wire, Type: pa.listType(), Required: !t.opts.AllowSyntheticRecordedDefaults, Format: pa.format()})
 		}
 	}
 	if t.opts.AllowProtectedExport {
