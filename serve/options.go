@@ -235,8 +235,13 @@ func validate(o Options) (*prepared, error) {
 		if path == "" {
 			path = filepath.Join(p.stateDir, "audit.jsonl")
 		}
-		f, err := openAppendNoFollow(path)
-		if err != nil {
+		// Appended to by this user's servers alike, never through a link or
+		// into a file another user could have planted (fsutil.OpenOurs).
+		f, err := fsutil.OpenOurs(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		var ne *fsutil.NotOursError
+		if errors.As(err, &ne) {
+			return nil, configErrorf("%s", ne)
+		} else if err != nil {
 			return nil, configErrorf("the audit log could not be opened: %s", path)
 		}
 		p.auditLog = f

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/serve/internal/stdio"
 )
 
@@ -103,6 +105,10 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		s.state.Reconcile(interrupted)
 		if bindings, err = s.state.Bindings(); err != nil {
 			s.Close()
+			var ne *fsutil.NotOursError
+			if errors.As(err, &ne) {
+				return nil, configErrorf("%s", ne)
+			}
 			return nil, configErrorf("the runs directory could not be prepared: %s; pass an absolute --runs-dir", prep.runsDir)
 		}
 		recordAuthorityDB(s.state, flow.env, stderr)

@@ -227,3 +227,91 @@ func TestInstallCanceledLeavesNoStage(t *testing.T) {
 		nothingInstalled(t, e.proj)
 	}
 }
+
+// TestLockRefusesNotOurs: the skills lock is rewritten in place, so a lock
+// file that is a hard link to a file elsewhere, writable by other users or
+// owned by another user is refused before anything is installed or removed,
+// with an error naming the file and the fix; the file elsewhere is
+// unchanged (before, install and remove rewrote it through the link).
+func TestLockRefusesNotOurs(t *testing.T) {
+	src := emitted(t)
+	type plant func(t *testing.T, lock string) (check func())
+	hardLink := func(t *testing.T, lock string) func() {
+		victim := filepath.Join(t.TempDir(), "victim.json")
+		const precious = `{"version":1,"skills":{}}` + "\n"
+		os.WriteFile(victim, []byte(precious), 0o644)
+		if err := os.Link(victim, lock); err != nil {
+			t.Skip("hard links:", err)
+		}
+		return func() {
+			if b, _ := os.ReadFile(victim); string(b) != precious {
+				t.Errorf("the linked file changed: %q", b)
+			}
+		}
+	}
+	writable := func(t *testing.T, lock string) func() {
+		os.WriteFile(lock, []byte(`{"version":1,"skills":{}}`), 0o644)
+		os.Chmod(lock, 0o666)
+		return func() {}
+	}
+	foreign := func(t *testing.T, lock string) func() {
+		if os.Geteuid() != 0 {
+			t.Skip("a file of another user needs root")
+		}
+		os.WriteFile(lock, []byte(`{"version":1,"skills":{}}`), 0o644)
+		os.Chown(lock, 4242, 4242)
+		return func() {}
+	}
+	for name, tc := range map[string]struct {
+		plant plant
+		fix   string
+	}{
+		"hard link": {hardLink, "break the link"},
+		"writable":  {writable, "chmod go-w"},
+		"foreign":   {foreign, "move it aside"},
+	} {
+		t.Run(name+"/project install", func(t *testing.T) {
+			e := newInstallEnv(t)
+			lock := filepath.Join(e.proj, "skills-lock.json")
+			check := tc.plant(t, lock)
+			_, err := Install(e.opts(src, "claude-code"))
+			wantUnsafe(t, err, "")
+			if !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), tc.fix) {
+				t.Errorf("err %q names neither %s nor the fix", err, lock)
+			}
+			os.Remove(lock) // planted by the test; nothing else may be there
+			nothingInstalled(t, e.proj)
+			check()
+		})
+		t.Run(name+"/global install", func(t *testing.T) {
+			e := newInstallEnv(t)
+			os.MkdirAll(filepath.Join(e.home, ".agents"), 0o755)
+			lock := filepath.Join(e.home, ".agents", ".skill-lock.json")
+			check := tc.plant(t, lock)
+			opt := e.opts(src, "codex")
+			opt.Scope = ScopeGlobal
+			_, err := Install(opt)
+			wantUnsafe(t, err, "")
+			if !strings.Contains(err.Error(), ".skill-lock.json") || !strings.Contains(err.Error(), tc.fix) {
+				t.Errorf("err %q names neither the lock nor the fix", err)
+			}
+			check()
+		})
+		t.Run(name+"/remove", func(t *testing.T) {
+			e := newInstallEnv(t)
+			e.install(t, lockFixture(t, "minimal"), ScopeProject, "codex")
+			lock := filepath.Join(e.proj, "skills-lock.json")
+			os.Remove(lock)
+			check := tc.plant(t, lock)
+			_, err := Remove(RemoveOptions{ScopeOptions: e.scope(ScopeProject), Names: []string{"minimal"}})
+			wantUnsafe(t, err, "")
+			if !strings.Contains(err.Error(), lock) {
+				t.Errorf("err %q does not name %s", err, lock)
+			}
+			if _, err := os.Stat(filepath.Join(e.proj, ".agents", "skills", "minimal")); err != nil {
+				t.Error("the skill was removed although the lock was refused")
+			}
+			check()
+		})
+	}
+}

@@ -194,9 +194,10 @@ func (rs roots) close() {
 	}
 }
 
-// unsafePath wraps a refusal to go through a link as [ErrUnsafePath].
+// unsafePath wraps a refusal to go through a link, or to rewrite a file
+// that is not this user's own, as [ErrUnsafePath].
 func unsafePath(err error) error {
-	if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) || errors.Is(err, fsutil.ErrNotDir) {
+	if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) || errors.Is(err, fsutil.ErrNotDir) || errors.Is(err, fsutil.ErrNotOurs) {
 		return fmt.Errorf("%w: %w", ErrUnsafePath, err)
 	}
 	return err

@@ -62,7 +62,7 @@ func (l *lockHandle) close() {
 // lockRefusal explains why a lock file cannot be used.
 func lockRefusal(at rootRel, err error) error {
 	var le *fsutil.LinkError
-	if errors.As(err, &le) {
+	if errors.As(err, &le) || errors.Is(err, fsutil.ErrNotOurs) {
 		return fmt.Errorf("%w: skills lock file: %w", ErrUnsafePath, err)
 	}
 	if errors.Is(err, fsutil.ErrNotRegular) || errors.Is(err, syscall.EISDIR) {
@@ -72,8 +72,11 @@ func lockRefusal(at rootRel, err error) error {
 }
 
 // openLock opens an existing lock file without following a link (on the
-// file or beneath its root), refusing a link, folder, FIFO or device or a
-// file above the lock-file cap, and takes the flock on that handle, which
+// file or beneath its root), refusing a link, folder, FIFO or device, a
+// file above the lock-file cap, and a file that is not this user's own
+// (another owner, a second hard link, a group or other write bit: the
+// rewrite in place would change whatever else it is; fsutil.OpenOurs), and
+// takes the flock on that handle, which
 // every later read and write goes through (gh's protocol: the file is never
 // replaced, so whoever holds the flock holds the file). A missing lock file
 // is created later, by read.
@@ -86,7 +89,7 @@ func openLock(ctx context.Context, rs roots, at rootRel) (*lockHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.OpenFile(at.rel, os.O_RDWR, 0)
+	f, err := r.OpenOurs(at.rel, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return lk, nil
 	}
@@ -123,9 +126,9 @@ func (l *lockHandle) create() error {
 	if err != nil {
 		return err
 	}
-	f, err := r.OpenFile(l.at.rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := r.OpenOurs(l.at.rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		f, err = r.OpenFile(l.at.rel, os.O_RDWR, 0)
+		f, err = r.OpenOurs(l.at.rel, os.O_RDWR, 0)
 	}
 	if err != nil {
 		return lockRefusal(l.at, err)

@@ -8,11 +8,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
@@ -51,29 +53,60 @@ const bindingReadGrace = time.Second
 
 // Bindings loads or creates the state folder's idem.key. The key is
 // created once with a hard link, so it is either absent or whole: when
-// another server creates it first, its key is read and used.
+// another server creates it first, its key is read and used. A key file
+// that is not this user's own (fsutil.CheckOurs) is refused with an error
+// naming it and the fix, never used or replaced.
 func (s *State) Bindings() (*Bindings, error) {
 	p := filepath.Join(s.dir, "idem.key")
-	read := func() ([]byte, bool) {
-		data, err := readState(p, 64)
-		return data, err == nil && len(data) == 32
+	// read waits (polls) up to bindingReadGrace for a key file that
+	// another server is still publishing by a hard link.
+	read := func() ([]byte, error) {
+		deadline := time.Now().Add(bindingReadGrace)
+		for {
+			data, err := readState(p, 64)
+			if err == nil && len(data) != 32 {
+				err = errors.New("not a 32-byte key")
+			}
+			var ne *fsutil.NotOursError
+			if !errors.As(err, &ne) || !ne.Linked || time.Now().After(deadline) {
+				return data, err
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
 	}
-	if key, ok := read(); ok {
+	refused := func(err error) (*Bindings, error) {
+		if errors.Is(err, fsutil.ErrNotOurs) {
+			// Planted before the folder was made private: never adopted.
+			return nil, fmt.Errorf("%w: %w", ErrBindingKey, err)
+		}
+		return nil, ErrBindingKey
+	}
+	key, err := read()
+	switch {
+	case err == nil:
 		return &Bindings{dir: filepath.Join(s.dir, "idem"), key: key}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return refused(err)
 	}
-	key := make([]byte, 32)
+	key = make([]byte, 32)
 	_, _ = rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
-	err := createOnce(p, key)
+	err = createOnce(p, key)
 	if errors.Is(err, fs.ErrExist) {
 		// Another server published its key between the read and ours.
-		var ok bool
-		if key, ok = read(); !ok {
-			return nil, ErrBindingKey
+		if key, err = read(); err != nil {
+			return refused(err)
 		}
 	} else if err != nil {
 		return nil, ErrBindingKey
 	}
 	return &Bindings{dir: filepath.Join(s.dir, "idem"), key: key}, nil
+}
+
+// notOurs reports a file that is not this user's own for a reason other
+// than a second hard link (which a file being published has for a moment).
+func notOurs(err error) bool {
+	var ne *fsutil.NotOursError
+	return errors.As(err, &ne) && !ne.Linked
 }
 
 func (b *Bindings) mac(data []byte) string {
@@ -107,7 +140,9 @@ func (b *Bindings) Digest(baseWorkflowID string, params map[string]string, url *
 
 // Lookup returns the binding of key, or nil when the key is not bound. A
 // binding file that cannot be used is retried for up to a second (another
-// process may still be writing it), then [ErrBindingUnreadable].
+// process may still be writing it, or publishing it by a hard link), then
+// [ErrBindingUnreadable]; one that is not this user's own for another
+// reason (owner, mode) is [ErrBindingUnreadable] at once.
 func (b *Bindings) Lookup(key string) (*Binding, error) {
 	p := b.path(key)
 	deadline := time.Now().Add(bindingReadGrace)
@@ -116,6 +151,10 @@ func (b *Bindings) Lookup(key string) (*Binding, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
+		if notOurs(err) {
+			// Planted, not half-written: no writer to wait for.
+			return nil, fmt.Errorf("%w: %w", ErrBindingUnreadable, err)
+		}
 		if err == nil {
 			var bd Binding
 			if pyjson.Unmarshal(data, pyjson.Options{}, &bd) == nil && flowrun.ValidRunID(bd.RunID) && bd.Digest != "" {
@@ -123,6 +162,9 @@ func (b *Bindings) Lookup(key string) (*Binding, error) {
 			}
 		}
 		if time.Now().After(deadline) {
+			if errors.Is(err, fsutil.ErrNotOurs) {
+				return nil, fmt.Errorf("%w: %w", ErrBindingUnreadable, err)
+			}
 			return nil, ErrBindingUnreadable
 		}
 		// Polling is right here: the writer is another process.

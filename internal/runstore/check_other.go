@@ -8,7 +8,5 @@ import "io/fs"
 // per-user folder's ACL is the protection there.
 func private(string, fs.FileInfo) error { return nil }
 
-func foreignFile(fs.FileInfo) string { return "" }
-
 // tighten: Windows folders carry ACLs, not mode bits; nothing to change.
 func tighten(string, fs.FileInfo) error { return nil }

@@ -28,18 +28,6 @@ func private(p string, fi fs.FileInfo) error {
 	return nil
 }
 
-// foreignFile says why a file another user could have written is not
-// used, or "".
-func foreignFile(fi fs.FileInfo) string {
-	if uid, ok := fsutil.Owner(fi); ok && uid != testOnlyEUID() {
-		return "is owned by another user"
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return "is writable by other users"
-	}
-	return ""
-}
-
 // tighten makes an existing folder of ours private: any group or other
 // permission bit is removed (0700). A folder owned by another user is
 // refused (fs.ErrPermission) and left as it is.

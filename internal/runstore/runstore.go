@@ -311,7 +311,7 @@ func (s *Store) ReportPath(id string) string {
 }
 
 // readFile reads rel beneath the runs folder: no link anywhere, a regular
-// file of at most lim bytes, ours and not writable by others. A missing
+// file of at most lim bytes, this user's own ([fsutil.CheckOurs]). A missing
 // file is [ErrNotFound]; anything else unusable wraps [ErrUnreadable].
 func (s *Store) readFile(ctx context.Context, rel string, lim fsutil.Limit) ([]byte, error) {
 	base := rel[strings.LastIndexByte(rel, '/')+1:]
@@ -338,8 +338,11 @@ func (s *Store) readFile(ctx context.Context, rel string, lim fsutil.Limit) ([]b
 	if fi.Size() > lim.Max {
 		return nil, unreadable("exceeds the " + lim.Kind + " limit of " + fsutil.FormatSize(lim.Max))
 	}
-	if why := foreignFile(fi); why != "" {
-		return nil, unreadable(why)
+	// A file another user could have planted (another owner, a second
+	// hard link, a group or other write bit) is never adopted.
+	var ne *fsutil.NotOursError
+	if errors.As(fsutil.CheckOurs(s.root.Join(rel), fi), &ne) {
+		return nil, unreadable(ne.Reason + "; fix: " + ne.Fix)
 	}
 	data, err := fsutil.ReadAll(ctx, f, fi.Size(), lim)
 	var tl *fsutil.TooLargeError

@@ -21,7 +21,9 @@ import (
 //
 // Every file is 0600 and written atomically (temp then rename); a file
 // created once (idem.key, a binding) is published with a hard link, so a
-// reader never sees it half-written. The layout beside [Store]'s:
+// reader never sees it half-written. A file read back must be this user's
+// own (fsutil.CheckOurs): one planted before the folder was made private is
+// refused, never adopted. The layout beside [Store]'s:
 //
 //	<state>/runs/<run_id>.json     the run record ([File])
 //	<state>/runs/<run_id>.stderr   the kept tail of Flow's stderr
@@ -273,9 +275,11 @@ func (s *State) RemoveParams(runID string) error {
 }
 
 // readState reads a small state file: a regular file of at most max bytes,
-// never through a final link, without blocking on a FIFO.
+// never through a final link, without blocking on a FIFO, and this user's
+// own (a file planted before the folder was made private is refused with
+// an error wrapping [fsutil.ErrNotOurs]).
 func readState(p string, max int64) ([]byte, error) {
-	return fsutil.ReadFile(context.Background(), p, fsutil.Limit{Kind: "state file", Max: max}, fsutil.NoFollow)
+	return fsutil.ReadOurs(context.Background(), p, fsutil.Limit{Kind: "state file", Max: max})
 }
 
 // createOnce publishes data (0600) at p only if p does not exist

@@ -70,9 +70,11 @@ func WriteAuthorityRecord(stateDir, path string) error {
 }
 
 // ReadAuthorityRecord returns the recorded path, or "" when there is no
-// usable record (absent, a link, oversized, malformed, not absolute).
+// usable record (absent, a link, oversized, malformed, not absolute, or
+// not this user's own file: one planted before the folder was made
+// private is never adopted).
 func ReadAuthorityRecord(ctx context.Context, stateDir string) string {
-	data, err := fsutil.ReadFile(ctx, filepath.Join(stateDir, AuthorityFile), fsutil.Limit{Kind: "authority record", Max: 64 << 10}, fsutil.NoFollow)
+	data, err := fsutil.ReadOurs(ctx, filepath.Join(stateDir, AuthorityFile), fsutil.Limit{Kind: "authority record", Max: 64 << 10})
 	if err != nil {
 		return ""
 	}

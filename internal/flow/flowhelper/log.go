@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
 // MaxLogBytes caps the protected helper log (docs/helper.md, "The helper
@@ -31,7 +33,9 @@ func openLog(stateDir, instance string, mirror io.Writer) (*helperLog, string, e
 		return nil, "", err
 	}
 	p := filepath.Join(dir, "helper-"+instance+".log")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	// Appended to: never through a link, never a file another user could
+	// have planted (fsutil.OpenOurs).
+	f, err := fsutil.OpenOurs(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, "", err
 	}

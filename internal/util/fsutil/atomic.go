@@ -37,9 +37,10 @@ func (r *Root) WriteFileFunc(rel string, perm fs.FileMode, fill func(*os.File) e
 }
 
 // CreateFile publishes data at rel (perm) only if nothing is there yet: it
-// is written and fsynced to a temporary file beside rel, then hard-linked
-// into place, so a reader never sees part of it and of two concurrent
-// creators exactly one wins. When rel exists the error wraps [fs.ErrExist].
+// is written and fsynced to a temporary file beside rel, then renamed into
+// place without replacing (Linux) or hard-linked there (elsewhere, where
+// the file has a second link until the temporary is removed), so a reader
+// never sees part of it and of two concurrent creators exactly one wins. When rel exists the error wraps [fs.ErrExist].
 // The temporary is removed in every case (and, while it exists, is pending
 // for [RemovePending]).
 func (r *Root) CreateFile(rel string, data []byte, perm fs.FileMode) error {
@@ -52,7 +53,7 @@ func (r *Root) CreateFile(rel string, data []byte, perm fs.FileMode) error {
 	}
 	defer r.untrack(tmp)
 	defer r.Remove(tmp)
-	return r.Link(tmp, rel)
+	return r.publish(tmp, rel)
 }
 
 // writeTemp writes a new temporary file beside rel (its folder made if

@@ -20,3 +20,14 @@ func openBeneath(dirfd int, rel string) (int, error, bool) {
 	}
 	return fd, err, true
 }
+
+// renameNoReplace renames old (in olddir) to new (in newdir) only if new
+// does not exist, in one renameat2(RENAME_NOREPLACE) call. ok is false
+// when the kernel or file system lacks it, so the caller links instead.
+func renameNoReplace(olddir int, old string, newdir int, new string) (error, bool) {
+	err := unix.Renameat2(olddir, old, newdir, new, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EPERM) {
+		return nil, false
+	}
+	return err, true
+}

@@ -14,7 +14,16 @@
 //     front, before any read, with [ErrNotRegular]), a size cap per input
 //     kind ([Limit]), and reads that stop when their context is canceled.
 //   - [WriteFile] and [StageDir] write files and folders all-or-nothing
-//     (temporary sibling, sync, rename) through a [Root].
+//     (temporary sibling, sync, rename) through a [Root]: a link at the
+//     name is replaced, never written through.
+//   - [OpenOurs] and [Root.OpenOurs] open a file this project rewrites in
+//     place or appends to (a skills lock, the audit log, the helper log), and
+//     [ReadOurs] reads a state file it trusts because it wrote it; both
+//     refuse, with a [*NotOursError] naming the file and the fix, a file that
+//     is not this user's own ([CheckOurs]: another owner, a second hard link
+//     that a write would change too, a group or other write bit). Files this
+//     user's earlier runs made pass. Windows files carry ACLs instead, and
+//     these checks do not apply there.
 //
 // The root folder itself is trusted: it is the user's own choice (project
 // folder, $CLAUDE_CONFIG_DIR, $CODEX_HOME, the global lock's folder). Only

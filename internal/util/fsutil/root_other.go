@@ -163,6 +163,10 @@ func (r *Root) Rename(oldRel, newRel string) error {
 	return os.Rename(r.Join(o), r.Join(n))
 }
 
+// publish links oldRel to newRel (which must not exist); the caller
+// removes oldRel.
+func (r *Root) publish(oldRel, newRel string) error { return r.Link(oldRel, newRel) }
+
 // Link makes newRel a new hard link to the file oldRel.
 func (r *Root) Link(oldRel, newRel string) error {
 	o, err := r.parentCheck(oldRel, "link")

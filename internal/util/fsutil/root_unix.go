@@ -280,6 +280,33 @@ func (r *Root) Rename(oldRel, newRel string) error {
 	return nil
 }
 
+// publish moves the file oldRel to newRel only if newRel does not exist
+// (an error wrapping [fs.ErrExist] then), in one step where the system
+// has one (Linux renameat2), else by a hard link (the caller removes
+// oldRel afterwards; until then the file has two links).
+func (r *Root) publish(oldRel, newRel string) error {
+	opfd, obase, err := r.parent(oldRel, false, "link")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(opfd)
+	npfd, nbase, err := r.parent(newRel, false, "link")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(npfd)
+	if err, ok := renameNoReplace(opfd, obase, npfd, nbase); ok {
+		if err != nil {
+			return &os.LinkError{Op: "rename", Old: r.display(oldRel), New: r.display(newRel), Err: err}
+		}
+		return nil
+	}
+	if err := unix.Linkat(opfd, obase, npfd, nbase, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: r.display(oldRel), New: r.display(newRel), Err: err}
+	}
+	return nil
+}
+
 // Link makes newRel a new hard link to the file oldRel (both beneath the
 // root). A link as oldRel is linked itself, never followed; when newRel
 // exists the error wraps [fs.ErrExist].
