@@ -157,7 +157,7 @@ func (b *Bindings) Lookup(key string) (*Binding, error) {
 		}
 		if err == nil {
 			var bd Binding
-			if pyjson.Unmarshal(data, pyjson.Options{}, &bd) == nil && flowrun.ValidRunID(bd.RunID) && bd.Digest != "" {
+			if pyjson.Unmarshal(data, pyjson.Options{Closed: true}, &bd) == nil && flowrun.ValidRunID(bd.RunID) && bd.Digest != "" {
 				return &bd, nil
 			}
 		}

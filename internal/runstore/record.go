@@ -160,7 +160,9 @@ func parseRecord(data []byte, id string) (*Record, error) {
 
 func parse(data []byte, id string) (*File, *Record, error) {
 	var f File
-	if err := pyjson.Unmarshal(data, pyjson.Options{}, &f); err != nil {
+	// A closed format: every key names a field exactly (no lookalike that
+	// differs only in case, nothing unknown).
+	if err := pyjson.Unmarshal(data, pyjson.Options{Closed: true}, &f); err != nil {
 		return nil, nil, fmt.Errorf("%w: not a JSON record", errMalformed)
 	}
 	bad := func(field string) (*File, *Record, error) {

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
@@ -447,4 +448,38 @@ func TestListTruncated(t *testing.T) {
 	if l, err := open(t, runs).List(context.Background()); err != nil || l.Truncated || len(l.Runs) != 6 {
 		t.Fatalf("listing at the cap: %d runs, truncated %v, %v", len(l.Runs), l.Truncated, err)
 	}
+}
+
+// TestLookalikeKeysRefused: a run record or binding with a key that
+// differs from a field only in case, or with an unknown key, is unreadable:
+// {"status":"halt","Status":"success"} used to read as a successful run,
+// and "Run_ID" could redirect a binding to another run.
+func TestLookalikeKeysRefused(t *testing.T) {
+	t.Parallel()
+	runs, records := newRunsDir(t)
+	halt := terminalRecord(idA, "2026-12-01T10:00:00Z", "2026-12-01T10:00:01Z")
+	for id, body := range map[string]string{
+		idA: strings.Replace(halt, `"status":"halt"`, `"status":"halt","Status":"success"`, 1),
+		idB: strings.Replace(strings.Replace(halt, idA, idB, 1), `"phase":"terminal"`, `"phase":"terminal","Phase":"running"`, 1),
+		idC: strings.Replace(strings.Replace(halt, idA, idC, 1), `"exit_code":1`, `"exit_code":1,"note":"x"`, 1),
+	} {
+		write(t, filepath.Join(records, id+".json"), body)
+	}
+	s := open(t, runs)
+	for _, id := range []string{idA, idB, idC} {
+		if r, err := s.Get(context.Background(), id); !errors.Is(err, ErrUnreadable) {
+			t.Errorf("%s: %+v %v, want unreadable", id, r, err)
+		}
+	}
+	st := prepare(t, runs)
+	b, err := st.Bindings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, b.path("retry-key-0000000002"), `{"digest":"d","run_id":"`+idA+`","Run_ID":"`+idB+`","created_at":"x"}`)
+	synctest.Test(t, func(t *testing.T) {
+		if got, err := b.Lookup("retry-key-0000000002"); got != nil || !errors.Is(err, ErrBindingUnreadable) {
+			t.Errorf("Lookup = %+v %v", got, err)
+		}
+	})
 }

@@ -17,7 +17,6 @@
 package tutorial
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -304,24 +303,16 @@ func (s *Session) Exempt(dir string) bool {
 	return b.ContentDigest == rec.ContentDigest
 }
 
+// readRecord reads the exemption record: a regular file of this user's own
+// (never through a link, never a FIFO, never one planted by another user),
+// at most 4 KiB, strict JSON of exactly the record's fields.
 func readRecord(path string) (record, error) {
 	var r record
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	data, err := fsutil.ReadOurs(context.Background(), path, fsutil.Limit{Kind: "tutorial record", Max: 4096})
 	if err != nil {
 		return r, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
-		return r, errors.New("tutorial: bad state record")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 4097))
-	if err != nil {
-		return r, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if !pyjson.Valid(data, pyjson.Options{}) || dec.Decode(&r) != nil || r.SchemaVersion != 1 {
+	if pyjson.Unmarshal(data, pyjson.Options{Closed: true}, &r) != nil || r.SchemaVersion != 1 {
 		return r, errors.New("tutorial: bad state record")
 	}
 	return r, nil

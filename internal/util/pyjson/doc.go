@@ -19,5 +19,9 @@
 //     source.
 //
 // [AppendValue] is the same canonical writer over such a tree (what ledger
-// hashes). Error texts carry byte offsets, never content.
+// hashes). [Unmarshal] is the one decoder into Go structs: the strict parse,
+// then every object key checked against the struct's field names exactly (a
+// key differing only in case is refused; with [Options.Closed] an unknown
+// key too), then the assignment. Error texts carry byte offsets, never
+// content.
 package pyjson

@@ -65,6 +65,9 @@ type Options struct {
 	MaxIntDigits int // digits of an integer literal; 0 means no bound
 	Floats       FloatMode
 	BOM          BOMMode
+	// Closed makes [Unmarshal] refuse an object key that names no field of
+	// the struct it decodes into (a closed format). Parse ignores it.
+	Closed bool
 }
 
 // SyntaxError is a parse failure. Msg names the problem; Offset is a byte
