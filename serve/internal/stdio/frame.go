@@ -45,88 +45,14 @@ func (c *conn) deliver(it readItem) bool {
 	}
 }
 
-// writeErrorReply writes a transport-level error reply. id is the raw JSON of
-// a recovered id, or nil for null.
+// writeErrorReply writes a transport-level error reply. id is the id token
+// as the client wrote it (recoverID), or nil for null.
 func (c *conn) writeErrorReply(id json.RawMessage, code int64, message string) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	reply := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   jsonrpc.Error   `json:"error"`
-	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}}
-	data, err := json.Marshal(reply)
-	if err != nil {
-		return
-	}
-	_ = c.writeLine(data)
-}
-
-// recoverID token-scans the first 64 KiB of a frame for a top-level "id"
-// member whose value is a string or a number, and returns its JSON text.
-func recoverID(frame []byte) json.RawMessage {
-	if len(frame) > idScanPrefix {
-		frame = frame[:idScanPrefix]
-	}
-	dec := json.NewDecoder(bytes.NewReader(frame))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	depth := 1
-	expectKey := true
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return nil
-				}
-				if depth == 1 {
-					expectKey = true
-				}
-			}
-			continue
-		}
-		if depth != 1 {
-			continue
-		}
-		if !expectKey {
-			expectKey = true
-			continue
-		}
-		key, _ := tok.(string)
-		expectKey = false
-		if key != "id" {
-			continue
-		}
-		val, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		expectKey = true
-		switch v := val.(type) {
-		case string:
-			b, _ := json.Marshal(v)
-			return b
-		case json.Number:
-			return json.RawMessage(v.String())
-		case json.Delim:
-			if v == '{' || v == '[' {
-				depth++
-				expectKey = false
-			}
-		}
-	}
+	head := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	_ = c.writeLine(head, errorMember(&jsonrpc.Error{Code: code, Message: message}), []byte{'}'})
 }
 
 // frameReader reads newline-delimited frames with a fixed memory bound.
@@ -141,9 +67,11 @@ func newFrameReader(in io.Reader) *frameReader {
 }
 
 // next returns the next frame without its line terminator. When the frame
-// exceeds MaxFrameBytes it returns its first 64 KiB and oversize true, having
-// discarded the rest of the line. err is non-nil at end of input (a final
-// unterminated frame is returned together with io.EOF).
+// exceeds MaxFrameBytes it returns its first 64 KiB and oversize true, and
+// reads nothing more: the rest of the line is never waited for (an input
+// without newlines, such as /dev/zero, would never end), so a session reads
+// at most the bound plus one buffer. err is non-nil at end of input (a
+// final unterminated frame is returned together with io.EOF).
 func (f *frameReader) next() (line []byte, oversize bool, err error) {
 	if f.eof {
 		return nil, false, io.EOF
@@ -154,18 +82,10 @@ func (f *frameReader) next() (line []byte, oversize bool, err error) {
 		f.grow(len(chunk))
 		f.buf = append(f.buf, chunk...)
 		// +2 leaves room for "\r\n", which does not count toward the bound.
-		if len(f.buf) > MaxFrameBytes+2 || (rerr == nil && frameLen(f.buf) > MaxFrameBytes) || (rerr != nil && rerr != bufio.ErrBufferFull && frameLen(f.buf) > MaxFrameBytes) {
+		if len(f.buf) > MaxFrameBytes+2 || (rerr != bufio.ErrBufferFull && frameLen(f.buf) > MaxFrameBytes) {
 			prefix := append([]byte(nil), f.buf[:min(len(f.buf), idScanPrefix)]...)
 			f.buf = f.buf[:0]
-			if rerr == bufio.ErrBufferFull {
-				rerr = f.discardLine()
-			}
-			if rerr != nil && rerr != io.EOF {
-				f.eof = true
-			}
-			if rerr == io.EOF {
-				f.eof = true
-			}
+			f.eof = true
 			return prefix, true, nil
 		}
 		switch rerr {
@@ -196,16 +116,6 @@ func (f *frameReader) grow(n int) {
 	nb := make([]byte, len(f.buf), c)
 	copy(nb, f.buf)
 	f.buf = nb
-}
-
-func (f *frameReader) discardLine() error {
-	for {
-		_, err := f.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return err
-	}
 }
 
 func frameLen(b []byte) int { return len(trimEOL(b)) }

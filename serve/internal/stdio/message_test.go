@@ -3,7 +3,6 @@ package stdio
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +14,9 @@ import (
 
 // oldFastMessage is the fast frame path the transport had before it moved
 // onto pyjson: over the members json.Unmarshal produced, a hand-written
-// scan of the line for non-ASCII bytes and nesting depth. Kept here only as
-// the differential's oracle and the benchmark's baseline.
+// scan of the line for non-ASCII bytes and nesting depth (the id, which
+// the transport now maps itself, left out). Kept here only as the
+// benchmark's baseline.
 func oldFastMessage(line []byte, m map[string]json.RawMessage, method string) *jsonrpc.Request {
 	rawMethod, ok := m["method"]
 	if !ok || !plainString(rawMethod) {
@@ -56,62 +56,7 @@ func oldFastMessage(line []byte, m map[string]json.RawMessage, method string) *j
 		}
 		req.Params = p
 	}
-	if rawID, ok := m["id"]; ok && string(rawID) != "null" {
-		if req.ID, ok = plainID(rawID); !ok {
-			return nil
-		}
-	}
 	return req
-}
-
-// checkFastDifferential compares fastMessage with the scan it replaced:
-// where both decode a frame they decode the same request; the new path
-// takes non-ASCII frames the old one left to the SDK (pyjson has checked
-// their UTF-8), and leaves to the SDK frames encoding/json reads its own
-// way (a repeated key, a lone surrogate escape) or with a member beyond
-// jsonrpc, method, id and params.
-func checkFastDifferential(t *testing.T, frame []byte) {
-	t.Helper()
-	var d pyjson.Doc
-	got := fastMessage(&d, frame)
-	var old *jsonrpc.Request
-	var m map[string]json.RawMessage
-	if json.Unmarshal(frame, &m) == nil {
-		if method, ok := jsonRPCShape(m); ok {
-			old = oldFastMessage(frame, m, method)
-		}
-	}
-	switch {
-	case got != nil && old != nil:
-		if got.ID != old.ID || got.Method != old.Method || !bytes.Equal(got.Params, old.Params) {
-			t.Fatalf("%q: new %#v %q %s, old %#v %q %s", frame, got.ID.Raw(), got.Method, got.Params, old.ID.Raw(), old.Method, old.Params)
-		}
-	case got != nil:
-		if ascii(frame) {
-			t.Fatalf("fast path took an ASCII frame the old scan left to the SDK: %q", frame)
-		}
-	case old != nil:
-		_, err := pyjson.Parse(frame, fastOptions)
-		var se *pyjson.SyntaxError
-		if errors.As(err, &se) && (se.Msg == "duplicate key" || se.Msg == "lone surrogate escape") {
-			return
-		}
-		for k := range m {
-			if k != "jsonrpc" && k != "method" && k != "id" && k != "params" {
-				return
-			}
-		}
-		t.Fatalf("fast path left to the SDK a frame the old scan took (%v): %q", err, frame)
-	}
-}
-
-func ascii(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // BenchmarkFrameParse is the frame parse of the read path for the
@@ -128,8 +73,8 @@ func BenchmarkFrameParse(b *testing.B) {
 			if json.Unmarshal(frame, &m) != nil {
 				b.Fatal("unmarshal")
 			}
-			method, ok := jsonRPCShape(m)
-			if !ok || oldFastMessage(frame, m, method) == nil {
+			var method string
+			if json.Unmarshal(m["method"], &method) != nil || oldFastMessage(frame, m, method) == nil {
 				b.Fatal("not fast")
 			}
 		}
@@ -139,18 +84,18 @@ func BenchmarkFrameParse(b *testing.B) {
 		b.ReportAllocs()
 		var d pyjson.Doc
 		for b.Loop() {
-			if fastMessage(&d, frame) == nil {
+			if d.Parse(frame, fastOptions) != nil || plainRequest(&d, d.Root()) == nil {
 				b.Fatal("not fast")
 			}
 		}
 	})
 }
 
-// TestFastMessageMatchesSDK: every frame the one-parse path decodes is
-// decoded to the same request by the go-sdk's jsonrpc.DecodeMessage, and
-// frames outside its plain shape are left to DecodeMessage. One Doc serves
-// every frame, as on the read loop.
-func TestFastMessageMatchesSDK(t *testing.T) {
+// TestPlainRequestMatchesSDK: every frame the one-parse path builds is
+// decoded to the same method and params by the go-sdk's
+// jsonrpc.DecodeMessage, and frames outside its plain shape are left to
+// DecodeMessage. One Doc serves every frame, as on the read loop.
+func TestPlainRequestMatchesSDK(t *testing.T) {
 	fast := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
 		`{"jsonrpc":"2.0","id":123456789012345,"method":"tools/call","params":{"name":"get_workflow","arguments":{"workflow":"workflow_0123"}}}`,
@@ -159,49 +104,40 @@ func TestFastMessageMatchesSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"method":"x","params":{"a":[[[]]]}}`,
 		` { "params" : { "a" : 1 } , "method" : "m" , "id" : 0 , "jsonrpc" : "2.0" } `,
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"s":"a\"b\\c\u00e9"}}}`,
-		// Valid UTF-8 is strict-checked by pyjson: no repair question.
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"é"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}}`,
-	}
-	slow := []string{
+		// Ids are the transport's to map: any form is plain here.
 		`{"jsonrpc":"2.0","id":1.5,"method":"m"}`,
 		`{"jsonrpc":"2.0","id":-1,"method":"m"}`,
-		`{"jsonrpc":"2.0","id":1e3,"method":"m"}`,
-		`{"jsonrpc":"2.0","id":1234567890123456,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":1234567890123456789012,"method":"m"}`,
 		`{"jsonrpc":"2.0","id":"a\u0062","method":"m"}`,
+	}
+	slow := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"t\u006fols/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":null}`,
-		`{"jsonrpc":"2.0","id":1,"result":{}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}}`,
-		// What encoding/json reads its own way goes to the SDK's decoder.
-		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":1,"k":2}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800"}}`,
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"\xff\"}}",
 		`{"jsonrpc":"2.0","id":1,"method":"m","extra":1}`,
 	}
 	var d pyjson.Doc
 	for _, f := range append(fast, slow...) {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(f), &m); err != nil {
-			t.Fatalf("%s: %v", f, err)
+		if err := d.Parse([]byte(f), fastOptions); err != nil {
+			t.Fatalf("%.80s: %v", f, err)
 		}
-		if _, ok := jsonRPCShape(m); !ok {
-			t.Fatalf("%s: not JSON-RPC shaped", f)
+		if !jsonRPCShape(&d, d.Root()) {
+			t.Fatalf("%.80s: not JSON-RPC shaped", f)
 		}
-		got := fastMessage(&d, []byte(f))
+		got := plainRequest(&d, d.Root())
 		if (got != nil) != slices.Contains(fast, f) {
-			t.Fatalf("%.80s: fast path %v", f, got != nil)
+			t.Fatalf("%.80s: plain %v", f, got != nil)
 		}
 		if got != nil {
 			sameAsSDK(t, []byte(f), got)
 		}
-		checkFastDifferential(t, []byte(f))
 	}
 	// The request does not share the reader's buffer.
 	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`)
-	got := fastMessage(&d, line)
+	d.Parse(line, fastOptions)
+	got := plainRequest(&d, d.Root())
 	copy(line, strings.Repeat("x", len(line)))
 	if got == nil || string(got.Params) != `{"a":1}` || got.Method != "m" {
 		t.Fatalf("%+v", got)
@@ -212,21 +148,48 @@ func sameAsSDK(t testing.TB, frame []byte, got *jsonrpc.Request) {
 	t.Helper()
 	want, err := jsonrpc.DecodeMessage(frame)
 	if err != nil {
-		t.Fatalf("%s: fast path decoded a frame the SDK refuses: %v", frame, err)
+		t.Fatalf("%s: the plain path built a frame the SDK refuses: %v", frame, err)
 	}
 	w, ok := want.(*jsonrpc.Request)
 	if !ok {
 		t.Fatalf("%s: the SDK decodes a %T", frame, want)
 	}
-	if w.ID != got.ID || w.Method != got.Method || !bytes.Equal(w.Params, got.Params) {
-		t.Fatalf("%s: fast %#v / %#v / %s, SDK %#v / %#v / %s", frame, got.ID.Raw(), got.Method, got.Params, w.ID.Raw(), w.Method, w.Params)
+	if w.Method != got.Method || !bytes.Equal(w.Params, got.Params) {
+		t.Fatalf("%s: plain %q / %s, SDK %q / %s", frame, got.Method, got.Params, w.Method, w.Params)
 	}
 }
 
-// FuzzFastMessage: whatever the one-parse path decodes, encoding/json
-// accepts as a JSON-RPC frame and the SDK decodes the same; and it agrees
-// with the hand-written scan it replaced.
-func FuzzFastMessage(f *testing.F) {
+// TestLenientFrame: a line the strict parser refuses for its encoding is
+// read as encoding/json reads it, and a key repeated after that reading is
+// still refused.
+func TestLenientFrame(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800","n":12345678901234567890}}`: `{"id":1,"jsonrpc":"2.0","method":"m","params":{"n":12345678901234567890,"s":"` + "\uFFFD" + `"}}`,
+		"{\"a\":\"\xff<\"}":           "{\"a\":\"\ufffd<\"}",
+		`{"a":1,"a":2}`:               "parse error",
+		"{\"\xff\":1,\"\xfe\":2}":     "parse error", // both keys read as U+FFFD
+		`{"a":"\ud800","a":"\udc00"}`: "parse error",
+		`{} {}`:                       "parse error",
+		`{"a":`:                       "parse error",
+		strings.Repeat("[", 1001) + strings.Repeat("]", 1001): "nested too deep",
+	} {
+		got, err := lenientFrame([]byte(in))
+		if err != nil {
+			if err.Error() != want {
+				t.Errorf("lenientFrame(%.40q) = %v, want %s", in, err, want)
+			}
+			continue
+		}
+		if string(got) != want || !pyjson.Valid(got, fastOptions) {
+			t.Errorf("lenientFrame(%.40q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// FuzzPlainRequest: whatever the one-parse path builds, the SDK decodes to
+// the same method and params; and whatever lenientFrame returns is strict
+// JSON that encoding/json reads as it read the line.
+func FuzzPlainRequest(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"m","params":{"a":"\u00e9"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"n"}`))
@@ -234,16 +197,24 @@ func FuzzFastMessage(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800","t":"é"}}`))
 	var d pyjson.Doc
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		if got := fastMessage(&d, frame); got != nil {
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(frame, &m); err != nil {
-				t.Fatalf("fast path took a frame encoding/json refuses: %v", err)
+		if d.Parse(frame, fastOptions) == nil && jsonRPCShape(&d, d.Root()) {
+			if got := plainRequest(&d, d.Root()); got != nil {
+				sameAsSDK(t, frame, got)
 			}
-			if _, ok := jsonRPCShape(m); !ok {
-				t.Fatal("fast path took a frame that is not JSON-RPC shaped")
-			}
-			sameAsSDK(t, frame, got)
 		}
-		checkFastDifferential(t, frame)
+		if norm, err := lenientFrame(frame); err == nil {
+			if !pyjson.Valid(norm, fastOptions) {
+				t.Fatalf("lenientFrame(%q) = %q: not strict JSON", frame, norm)
+			}
+			var a, b any
+			if json.Unmarshal(frame, &a) != nil || json.Unmarshal(norm, &b) != nil {
+				t.Fatalf("lenientFrame(%q) = %q: encoding/json refuses one of them", frame, norm)
+			}
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			if !bytes.Equal(ja, jb) {
+				t.Fatalf("lenientFrame(%q) = %q, read differently", frame, norm)
+			}
+		}
 	})
 }

@@ -7,7 +7,9 @@
 // closes stdin after its last request would lose replies. This transport
 // answers bad frames itself, with fixed copy that never echoes the caller's
 // text, and withholds the end of input until every delivered request has
-// been answered.
+// been answered. It keeps request ids as the client wrote them (ids.go,
+// docs/mcp.md "Request ids") and stops reading at an over-size frame
+// without waiting for its newline.
 //
 // A handler may hand the transport the encoding of its result
 // ([Transport.Rewrite]): serve writes the tools/list pages, which never
@@ -168,6 +170,11 @@ type conn struct {
 	slotsByExtra map[*mcp.RequestExtra]*slot
 	tooLarge     bool
 	ended        bool
+	// The calls handed to the SDK, by the client's id token and by the
+	// SDK's id (ids.go).
+	byRaw      map[string]int64
+	byInternal map[int64]*inflight
+	nextID     int64
 
 	doc pyjson.Doc // parseFrame's, on the read loop's goroutine only
 }
@@ -278,67 +285,78 @@ func (c *conn) isClosed() bool {
 
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
-	var sl *slot
-	if isResp {
-		sl = c.takeSlot(resp.ID)
+	if !isResp {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodProgress {
+			// The token the client chose, never the one the SDK was handed.
+			params, ok := c.outboundProgress(req.Params)
+			if !ok {
+				return nil
+			}
+			msg = &jsonrpc.Request{Method: req.Method, Params: params}
+		}
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return err
+		}
+		if len(data) > MaxFrameBytes {
+			// An oversized notification or call is dropped; none is
+			// near the bound.
+			return nil
+		}
+		return c.writeLine(data)
 	}
-	if isResp && resp.Error != nil {
-		resp = &jsonrpc.Response{ID: resp.ID, Error: sanitizeRPCError(resp.Error)}
-		msg = resp
-	}
-	var data []byte
-	var err error
-	var parts [][]byte // the frame: data, then these
-	if isResp && resp.Error == nil && len(resp.Result) > 0 {
+	sl := c.takeSlot(resp.ID)
+	rawID := c.clientID(resp.ID)
+	var parts [][]byte // the frame after its head
+	if resp.Error != nil {
+		parts = [][]byte{errorMember(sanitizeRPCError(resp.Error))}
+	} else {
 		// The result is JSON the SDK just marshaled: frame it directly
 		// instead of re-encoding (and re-compacting) a large tools/list.
-		id, ierr := json.Marshal(resp.ID.Raw())
-		if ierr != nil {
-			return ierr
+		result := [][]byte{resp.Result}
+		if len(resp.Result) == 0 {
+			result = [][]byte{[]byte("null")}
 		}
-		parts = [][]byte{resp.Result}
 		if sl != nil && sl.rewrite != nil {
-			parts = sl.rewrite(resp.Result)
+			result = sl.rewrite(resp.Result)
 		}
-		data = make([]byte, 0, len(id)+40)
-		data = append(data, `{"jsonrpc":"2.0","id":`...)
-		data = append(data, id...)
-		data = append(data, `,"result":`...)
-		parts = append(parts, []byte{'}'})
-	} else if data, err = jsonrpc.EncodeMessage(msg); err != nil {
-		return err
+		parts = append([][]byte{[]byte(`,"result":`)}, result...)
 	}
-	size := len(data)
+	head := make([]byte, 0, len(rawID)+24)
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, rawID...)
+	parts = append(parts, []byte{'}'})
+	size := len(head)
 	for _, p := range parts {
 		size += len(p)
 	}
 	if size > MaxFrameBytes {
-		if !isResp {
-			// An oversized notification is dropped; results are bounded by
-			// construction (result_too_large), so this is unreachable.
-			return nil
-		}
-		parts = nil
-		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rpcErrorCopy[jsonrpc.CodeInternalError]}})
-		if err != nil {
-			return err
-		}
+		// Results are bounded by construction (result_too_large), so
+		// this is unreachable.
+		parts = [][]byte{errorMember(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rpcErrorCopy[jsonrpc.CodeInternalError]}), []byte{'}'}}
 	}
-	err = c.writeLine(append([][]byte{data}, parts...)...)
-	if isResp {
-		c.pmu.Lock()
-		if n := c.pending[resp.ID]; n > 0 {
-			if n == 1 {
-				delete(c.pending, resp.ID)
-			} else {
-				c.pending[resp.ID] = n - 1
-			}
-			c.npending--
-			c.cond.Broadcast()
+	err := c.writeLine(append([][]byte{head}, parts...)...)
+	c.pmu.Lock()
+	if n := c.pending[resp.ID]; n > 0 {
+		if n == 1 {
+			delete(c.pending, resp.ID)
+		} else {
+			c.pending[resp.ID] = n - 1
 		}
-		c.pmu.Unlock()
+		c.npending--
+		c.cond.Broadcast()
 	}
+	c.pmu.Unlock()
 	return err
+}
+
+// errorMember is `,"error":<e>`.
+func errorMember(e *jsonrpc.Error) []byte {
+	b, err := json.Marshal(e)
+	if err != nil {
+		b = []byte(`{"code":-32603,"message":"Internal error."}`)
+	}
+	return append([]byte(`,"error":`), b...)
 }
 
 // writeLine writes one frame, the concatenation of parts, and its newline.

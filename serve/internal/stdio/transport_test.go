@@ -294,7 +294,13 @@ func TestRecoverID(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"id":7,"x":1}`:                                     `7`,
 		`{"params":{"id":1},"id":"a"}`:                       `"a"`,
-		`{"params":[{"id":1}],"id":-2.5}`:                    `-2.5`,
+		`{"params":[{"id":1}],"id":-2.5}`:                    ``, // not an integer: null
+		`{"id":1e3}`:                                         ``,
+		`{"id":"a\u0062<"}`:                                  `"a\u0062<"`, // verbatim
+		`{"id":18446744073709551617,"x":`:                    `18446744073709551617`,
+		`{"id":1,"id":2}`:                                    ``, // which one? null
+		`{"id":"\ud800"}`:                                    ``, // not a string JSON allows
+		`{"id":[1],"params":{"id":2}}`:                       ``,
 		`{"params":{"id":1}}`:                                ``,
 		`{"id":{"x":1}}`:                                     ``,
 		`[{"id":1}]`:                                         ``,
