@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/cards"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
@@ -28,6 +29,13 @@ type workflow struct {
 	schemaVersion *int
 	encrypted     bool
 	contentDigest string // manifest content_digest (64 hex) when loadable
+
+	// The workflow card (cards.go): nil without a valid one; cardName is
+	// its name unless another workflow's card has the same one; cardErr
+	// why a card is ignored.
+	card     *cards.Card
+	cardName string
+	cardErr  error
 
 	// protected
 	slug     string
@@ -49,9 +57,10 @@ func (w *workflow) setLoadErr(err error) {
 
 // param is one declared parameter (docs/bundle.md, Parameter aliases).
 type param struct {
-	flow string // Flow's name: the parameters file's key (protected when aliased)
-	wire string // the name schemas show and callers send: flow, or its alias
-	typ  string // Flow's declared type, one of bundle.ParamTypes or "other"
+	flow string       // Flow's name: the parameters file's key (protected when aliased)
+	wire string       // the name schemas show and callers send: flow, or its alias
+	typ  string       // Flow's declared type, one of bundle.ParamTypes or "other"
+	in   *cards.Input // the card's entry for this input, nil without one
 }
 
 // paramsOf are the params of Flow's declared parameter names with their
@@ -103,21 +112,26 @@ var (
 type catalog struct {
 	workflows []*workflow // discovery order
 	byID      map[string]*workflow
+	byName    map[string]*workflow // by card name
 }
 
 func newCatalog(ws []*workflow) *catalog {
-	c := &catalog{workflows: ws, byID: make(map[string]*workflow, len(ws))}
+	c := &catalog{workflows: ws, byID: make(map[string]*workflow, len(ws)), byName: map[string]*workflow{}}
 	for _, w := range ws {
 		c.byID[w.id] = w
+		if w.cardName != "" {
+			c.byName[w.cardName] = w
+		}
 	}
 	return c
 }
 
-// lookup resolves an id. Unknown, foreign and malformed ids are all "not
-// found": one answer, so an id reveals nothing.
+// lookup resolves a workflow id or a card name (no card name has the shape
+// of an id). Unknown, foreign and malformed ids are all "not found": one
+// answer, so an id reveals nothing.
 func (c *catalog) lookup(id string) *workflow {
 	if !workflowid.Valid(id) {
-		return nil
+		return c.byName[id]
 	}
 	return c.byID[id]
 }
@@ -140,7 +154,7 @@ func (c *catalog) search(terms []string, availableOnly, export bool, l *labels.L
 
 func matchesAll(w *workflow, terms []string, export bool, l labels.Entry) bool {
 	for _, t := range terms {
-		hit := strings.Contains(w.id, t) || l.Match(t)
+		hit := strings.Contains(w.id, t) || l.Match(t) || cardMatch(w, t)
 		for _, p := range w.params {
 			if hit {
 				break
@@ -155,6 +169,24 @@ func matchesAll(w *workflow, terms []string, export bool, l labels.Entry) bool {
 		}
 	}
 	return true
+}
+
+// cardMatch reports whether the lowercased term t is a substring of w's
+// card text: its name, purpose, done_means or an input's description.
+func cardMatch(w *workflow, t string) bool {
+	if w.card == nil {
+		return false
+	}
+	in := func(s string) bool { return s != "" && strings.Contains(strings.ToLower(s), t) }
+	if in(w.cardName) || in(w.card.Purpose) || in(w.card.DoneMeans) {
+		return true
+	}
+	for _, p := range w.params {
+		if p.in != nil && in(p.in.Description) {
+			return true
+		}
+	}
+	return false
 }
 
 // normalizeQuery lowercases and splits a query into at most 8 terms.

@@ -121,6 +121,9 @@ func (s *bundleLoader) discover() ([]*workflow, int) {
 			b.ID, b.BaseID = unloadableID(), unloadableID()
 		}
 		sl.w = fromBundle(b)
+		if sl.w.available {
+			s.readCard(sl.w, b)
+		}
 		if ok {
 			sl.pre = pre
 		}
@@ -129,6 +132,14 @@ func (s *bundleLoader) discover() ([]*workflow, int) {
 	for _, sl := range sealed {
 		load(sl)
 	}
+	// A cached bundle's card is read only when its folder holds one.
+	var carded []*slot
+	for _, sl := range slots {
+		if sl.cb != nil && sl.w.available && listsCard(sl.cb.Files) {
+			carded = append(carded, sl)
+		}
+	}
+	parallel(carded, func(sl *slot) { s.readCard(sl.w, nil) })
 	for _, sl := range slots {
 		if sl.loaded {
 			sl.rc.record(sl.w, sl.sealed, sl.pre)
@@ -156,6 +167,7 @@ func (s *bundleLoader) discover() ([]*workflow, int) {
 			fmt.Fprintf(s.stderr, "serve: warning: %d workflow id(s) in the --labels file match no served workflow\n", n)
 		}
 	}
+	s.settleCards(ws)
 	failed := 0
 	for _, w := range ws {
 		if !w.available {

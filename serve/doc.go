@@ -29,7 +29,8 @@
 //
 //   - catalogTools (workflows.go): list_workflows or search_workflows,
 //     get_workflow; over the catalog (catalog.go) that discovery builds
-//     (discover.go, cache.go, snapshot_*.go: bundleLoader).
+//     (discover.go, cache.go, snapshot_*.go: bundleLoader), with each
+//     workflow's card (cards.go, read by internal/cards).
 //   - runTools (runcall.go, inputs.go, report.go, runmanager.go,
 //     outcome.go): the run tools, their typed inputs and get_run_report;
 //     the run call reads top to bottom in

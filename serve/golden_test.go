@@ -18,7 +18,7 @@ func TestToolListGolden(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		mutate func(*Options)
-		typed  bool // a bundle with every Flow type and an aliased name
+		typed  bool // a bundle with every Flow type, an aliased name and a card
 	}{
 		{"per-workflow", func(o *Options) {}, false},
 		{"typed", func(o *Options) {}, true},
@@ -30,7 +30,7 @@ func TestToolListGolden(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			if c.typed {
-				e.typedBundle("typed", "golden")
+				writeCard(t, e.typedBundle("typed", "golden"), goldenCard)
 			} else {
 				e.demo("demo", testBundle{salt: "golden"})
 			}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
+
+	"github.com/OpenAdaptAI/openadapt-agent/internal/cards"
 )
 
 // Typed inputs (docs/runs.md "Arguments"): each declared parameter is
@@ -14,34 +14,42 @@ import (
 // anything starts. A refused value is named by its input and a closed
 // problem code, never by its value; an undeclared key is never named.
 
-// The problem codes of invalid_inputs (the wire order is inputProblems').
+// The problem codes of invalid_inputs that serve gives itself (the wire
+// order is inputProblems'; a card's constraints give the others, named in
+// internal/cards).
 const (
 	problemMissing      = "missing"
 	problemUnknownInput = "unknown_input"
 	problemWrongType    = "wrong_type"
-	problemNotADate     = "not_a_date"
-	problemNotAllowed   = "not_allowed"
-	problemTooShort     = "too_short"
-	problemTooLong      = "too_long"
-	problemPattern      = "pattern"
-	problemBelowMinimum = "below_minimum"
-	problemAboveMaximum = "above_maximum"
+	problemNotADate     = cards.ProblemNotADate
 )
 
 // number reports whether callers send p as a JSON number (Flow's type
 // number); every other type is a string.
 func (p param) number() bool { return p.typ == "number" }
 
-// format is p's JSON Schema format: "date" for Flow's date type, else "".
+// format is p's JSON Schema format: the card's, else "date" for Flow's
+// date type, else "".
 func (p param) format() string {
+	if p.in != nil && p.in.Format != "" {
+		return p.in.Format
+	}
 	if p.typ == "date" {
 		return "date"
 	}
 	return ""
 }
 
+// description is p's description: the card's, else a fixed sentence.
+func (p param) description() string {
+	if p.in != nil && p.in.Description != "" {
+		return p.in.Description
+	}
+	return "Value for the declared '" + p.wire + "' workflow parameter."
+}
+
 // schema is p's property in a run tool's input schema: the JSON type, its
-// format, then the description.
+// format, the card's constraints, then the description.
 func (p param) schema() string {
 	var b strings.Builder
 	if p.number() {
@@ -52,7 +60,31 @@ func (p param) schema() string {
 	if f := p.format(); f != "" {
 		b.WriteString(`,"format":` + jstr(f))
 	}
-	b.WriteString(`,"description":` + jstr("Value for the declared '"+p.wire+"' workflow parameter.") + `}`)
+	if in := p.in; in != nil {
+		if in.Enum != nil {
+			parts := make([]string, len(in.Enum))
+			for i, e := range in.Enum {
+				parts[i] = jstr(e)
+			}
+			b.WriteString(`,"enum":[` + strings.Join(parts, ",") + `]`)
+		}
+		if in.Pattern != "" {
+			b.WriteString(`,"pattern":` + jstr(in.Pattern))
+		}
+		if in.MinLength != nil {
+			b.WriteString(`,"minLength":` + strconv.Itoa(*in.MinLength))
+		}
+		if in.MaxLength != nil {
+			b.WriteString(`,"maxLength":` + strconv.Itoa(*in.MaxLength))
+		}
+		if in.Minimum != nil {
+			b.WriteString(`,"minimum":` + in.MinimumText)
+		}
+		if in.Maximum != nil {
+			b.WriteString(`,"maximum":` + in.MaximumText)
+		}
+	}
+	b.WriteString(`,"description":` + jstr(p.description()) + `}`)
 	return b.String()
 }
 
@@ -62,6 +94,22 @@ func (p param) listType() string {
 		return "number"
 	}
 	return "string"
+}
+
+// entry is p's listing entry: what its schema says, with the card's
+// description only (the fixed sentence is left out).
+func (p param) entry(required bool) paramEntry {
+	e := paramEntry{Name: p.wire, Type: p.listType(), Required: required, Format: p.format()}
+	if in := p.in; in != nil {
+		e.Description, e.Enum, e.Pattern, e.MinLength, e.MaxLength = in.Description, in.Enum, in.Pattern, in.MinLength, in.MaxLength
+		if in.Minimum != nil {
+			e.Minimum = json.RawMessage(in.MinimumText)
+		}
+		if in.Maximum != nil {
+			e.Maximum = json.RawMessage(in.MaximumText)
+		}
+	}
+	return e
 }
 
 // checkInputs checks the workflow inputs flat of a run call against the
@@ -108,12 +156,16 @@ func checkInputs(ps []param, flat map[string]any, requireAll bool) (map[string]s
 }
 
 // check checks one value of p: its text for the parameters file, or a
-// problem code.
+// problem code. The type first, then Flow's date, then the card's
+// constraints (cards.Input.CheckString, CheckNumber).
 func (p param) check(v any) (string, string) {
 	if p.number() {
 		n, ok := v.(json.Number)
 		if !ok {
 			return "", problemWrongType
+		}
+		if problem := p.in.CheckNumber(n.String()); problem != "" {
+			return "", problem
 		}
 		return n.String(), ""
 	}
@@ -121,27 +173,11 @@ func (p param) check(v any) (string, string) {
 	if !ok {
 		return "", problemWrongType
 	}
-	if p.format() == "date" && !calendarDate(s) {
+	if p.typ == "date" && !cards.CalendarDate(s) {
 		return "", problemNotADate
 	}
+	if problem := p.in.CheckString(s); problem != "" {
+		return "", problem
+	}
 	return s, ""
-}
-
-// calendarDate reports whether s is a real calendar date written
-// YYYY-MM-DD, year 0001 to 9999 (Python's date.fromisoformat range, which
-// Flow parses dates with).
-func calendarDate(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' || !utf8.ValidString(s) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
-			return false
-		}
-	}
-	if y, _ := strconv.Atoi(s[:4]); y < 1 {
-		return false
-	}
-	_, err := time.Parse(time.DateOnly, s)
-	return err == nil
 }

@@ -63,12 +63,21 @@ func failAdmission(reason string) *failure {
 }
 
 // paramEntry is one declared parameter of a listing entry: its wire name,
-// the JSON type a run call sends, whether it is required, and its format.
+// the JSON type a run call sends, whether it is required, its format, and
+// the workflow card's description and constraints (each omitted when
+// unset).
 type paramEntry struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Required bool   `json:"required"`
-	Format   string `json:"format,omitempty"`
+	Name        string          `json:"name"`
+	Type        string          `json:"type"`
+	Required    bool            `json:"required"`
+	Format      string          `json:"format,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Enum        []string        `json:"enum,omitempty"`
+	Pattern     string          `json:"pattern,omitempty"`
+	MinLength   *int            `json:"minLength,omitempty"`
+	MaxLength   *int            `json:"maxLength,omitempty"`
+	Minimum     json.RawMessage `json:"minimum,omitempty"`
+	Maximum     json.RawMessage `json:"maximum,omitempty"`
 }
 
 type workflowProtectedBlock struct {
@@ -84,8 +93,8 @@ type workflowProtectedBlock struct {
 // shares.
 type workflowCore struct {
 	ID string `json:"id"`
-	// Label and Description are the operator's --labels text, omitted when
-	// not set.
+	// Label and Description are the operator's --labels text, else the
+	// workflow card's name and purpose; omitted when neither is set.
 	Label       string `json:"label,omitempty"`
 	Description string `json:"description,omitempty"`
 	Available   bool   `json:"available"`
@@ -96,6 +105,10 @@ type workflowCore struct {
 	Parameters        []paramEntry `json:"parameters"`
 	Encrypted         bool         `json:"encrypted"`
 	Admission         string       `json:"admission"`
+	// Name is the workflow card's name, accepted wherever the id is, and
+	// DoneMeans its done_means; omitted when not set.
+	Name      string `json:"name,omitempty"`
+	DoneMeans string `json:"done_means,omitempty"`
 }
 
 // workflowEntry is one workflow in list_workflows and search_workflows.

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
@@ -32,6 +33,7 @@ type runTools struct {
 	bindings *runstore.Bindings // idempotency; nil on a read-only server
 	tutorial *tutorialTools     // nil outside tutorial mode
 	manager  *runManager
+	labels   *labels.Labels // --labels, nil without: run tool descriptions
 }
 
 // runArgs are validated run arguments.
@@ -78,7 +80,10 @@ func (t *runTools) register(reg *registry) {
 		}
 		key := kb.String()
 		input, ok := inputs[key]
-		if !ok {
+		switch {
+		case w.card != nil: // the card's constraints and descriptions are its own
+			input = runToolInput(w.params, t.opts.AllowURLOverride, t.opts.AllowSyntheticRecordedDefaults)
+		case !ok:
 			input = runToolInput(w.params, t.opts.AllowURLOverride, t.opts.AllowSyntheticRecordedDefaults)
 			inputs[key] = input
 		}
@@ -91,6 +96,7 @@ func (t *runTools) register(reg *registry) {
 			desc = runDescription(w.stepCount, nil, export)
 			descs[w.stepCount] = desc
 		}
+		desc = t.cardDescription(w) + desc
 		reg.add(toolDef{name: "run_" + w.id, title: "Run workflow", desc: desc, input: input, success: outcome, run: true}, t.runPerWorkflow(w))
 	}
 }
@@ -108,6 +114,30 @@ func runDescription(steps int, name *string, export bool) string {
 		"'timeout' (stopped at the deadline, effect uncertain); 'error' (no trustworthy result); 'running' (still in progress: call get_run_report with the run_id and wait_ms, never start it again); " +
 		"'interrupted' (the server stopped mid-run, effect uncertain). This tool has requires_seal: true, so if it returns unsigned success, treat it as failure. " +
 		"Pass an idempotency_key to make retries safe. Never treat a non-success status as success."
+}
+
+// cardDescription opens a run tool's description with what the workflow
+// card (or the operator's --labels entry, which wins for the label and the
+// description) says: "<label>: <description> Done means: <done_means> ",
+// each part only when set; "" for a workflow without a card.
+func (t *runTools) cardDescription(w *workflow) string {
+	if w.card == nil {
+		return ""
+	}
+	label, description := display(w, t.labels.Get(w.id))
+	var b strings.Builder
+	switch {
+	case label != "" && description != "":
+		b.WriteString(label + ": " + description + " ")
+	case label != "":
+		b.WriteString(label + ". ")
+	case description != "":
+		b.WriteString(description + " ")
+	}
+	if w.card.DoneMeans != "" {
+		b.WriteString("Done means: " + w.card.DoneMeans + " ")
+	}
+	return b.String()
 }
 
 // runPerWorkflow is the handler of the run tool of one workflow.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/cards"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
@@ -111,10 +112,17 @@ var workflowProps = `
   "step_count":{"type":["integer","null"],"minimum":0},
   "parameters":{"type":"array","items":{"type":"object","properties":{
       "name":{"type":"string"},"type":{"enum":["string","number"]},"required":{"type":"boolean"},
-      "format":{"enum":["date"]}},
+      "format":{"enum":["date","date-time"]},
+      "description":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(cards.MaxDescription) + `},
+      "enum":{"type":"array","minItems":1,"items":{"type":"string"}},
+      "pattern":{"type":"string"},
+      "minLength":{"type":"integer","minimum":0},"maxLength":{"type":"integer","minimum":0},
+      "minimum":{"type":"number"},"maximum":{"type":"number"}},
       "required":["name","type","required"],"additionalProperties":false}},
   "encrypted":{"type":"boolean"},
-  "admission":{"enum":["not_required","active","not_actively_admitted"]}`
+  "admission":{"enum":["not_required","active","not_actively_admitted"]},
+  "name":{"type":"string","pattern":"^[a-z][a-z0-9_]{2,63}$"},
+  "done_means":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(cards.MaxPurpose) + `}`
 
 const workflowProtected = `
   "protected":{"type":"object","properties":{
@@ -271,14 +279,14 @@ func runReportSchema(export bool) string {
 // Input schemas.
 var (
 	inputEmpty        = compact(`{"type":"object","properties":{},"additionalProperties":false}`)
-	inputGetWorkflow  = compact(`{"type":"object","properties":{"workflow":{"type":"string","description":"Opaque id from list_workflows or search_workflows."}},"required":["workflow"],"additionalProperties":false}`)
+	inputGetWorkflow  = compact(`{"type":"object","properties":{"workflow":{"type":"string","description":"Opaque id from list_workflows or search_workflows, or the workflow's card name."}},"required":["workflow"],"additionalProperties":false}`)
 	inputGetRunReport = compact(`{"type":"object","properties":{
   "run_id":{"type":"string","pattern":"^run-[0-9a-f]{24}$","description":"run_id returned by a run tool."},
   "wait_ms":{"type":"integer","minimum":0,"maximum":25000,"description":"Optional. Wait up to this many milliseconds for a running run to finish before answering."}},
  "required":["run_id"],"additionalProperties":false}`)
 	inputGetAttention   = compact(`{"type":"object","properties":{"attention_id":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Opaque id returned by list_needs_attention."}},"required":["attention_id"],"additionalProperties":false}`)
 	inputSearchWorkflow = compact(`{"type":"object","properties":{
-  "query":{"type":"string","maxLength":200,"description":"Case-insensitive terms matched against workflow ids, parameter names and operator labels and descriptions. Omit to list all."},
+  "query":{"type":"string","maxLength":200,"description":"Case-insensitive terms matched against workflow ids, parameter names, operator labels and descriptions, and workflow card text. Omit to list all."},
   "available_only":{"type":"boolean","description":"Only workflows that loaded safely."},
   "limit":{"type":"integer","minimum":1,"maximum":50,"description":"Page size, default 20."},
   "cursor":{"type":"string","maxLength":512,"description":"next_cursor from the previous page of the same query."}},
@@ -323,7 +331,7 @@ func runToolInput(params []param, urlOverride, syntheticDefaults bool) json.RawM
 // runWorkflowInput is run_workflow's schema (catalog mode).
 func runWorkflowInput(urlOverride bool) json.RawMessage {
 	s := `{"type":"object","properties":{
-  "workflow_id":{"type":"string","description":"Opaque id from search_workflows."},
+  "workflow_id":{"type":"string","description":"Opaque id from search_workflows, or the workflow's card name."},
   "params":{"type":"object","additionalProperties":{"type":["string","number"]},"description":"Values for the workflow's declared parameters, by name, each of the type and format search_workflows and get_workflow give it. Every declared parameter is required unless the operator enabled synthetic recorded defaults."},`
 	if urlOverride {
 		s += `"url":` + urlPropSchema + `,`

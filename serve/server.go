@@ -158,7 +158,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	}
 	// The features, with what each needs.
 	s.catalog = &catalogTools{opts: &s.opts, cat: cat, gate: gate, labels: prep.labels, flow: flow}
-	s.runs = &runTools{opts: &s.opts, runsDir: prep.runsDir, cat: cat, loader: loader, gate: gate, flow: flow,
+	s.runs = &runTools{opts: &s.opts, runsDir: prep.runsDir, cat: cat, loader: loader, gate: gate, flow: flow, labels: prep.labels,
 		bindings: bindings, tutorial: s.tutorial,
 		manager: newRunManager(s.state, s.audit, log, s.instance, opts.AllowProtectedExport, opts.Timeout)}
 	s.attention = &attentionTools{opts: &s.opts, runsDir: prep.runsDir, helper: s.helper, live: live, cat: cat, confirm: confirm, stderr: stderr}

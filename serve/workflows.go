@@ -26,15 +26,15 @@ func (t *catalogTools) register(reg *registry) {
 	export := t.opts.AllowProtectedExport
 	if t.opts.ToolMode == "catalog" {
 		reg.add(toolDef{name: toolSearchWorkflows, title: "Search workflows",
-			desc:  "Pages through the workflows served here by opaque id, matching the query against workflow ids, parameter names and the operator's --labels text only. Use get_workflow for details and run_workflow to run one. Demonstration labels, values, intents, paths and load errors stay local by default.",
+			desc:  "Pages through the workflows served here by opaque id, matching the query against workflow ids, parameter names, the operator's --labels text and workflow card text only. Use get_workflow for details and run_workflow to run one; a workflow's card name works wherever its id does. Demonstration labels, values, intents, paths and load errors stay local by default.",
 			input: inputSearchWorkflow, success: searchWorkflowsSchema(export)}, t.searchWorkflows)
 	} else {
 		reg.add(toolDef{name: toolListWorkflows, title: "List workflows",
-			desc:  "Lists the workflows served here by opaque id, with parameter names and types, step count, availability, and whether run tools are enabled. Demonstration labels, values, intents, paths and load errors stay local by default.",
+			desc:  "Lists the workflows served here by opaque id, with parameter names and types, step count, availability, whether run tools are enabled, and the operator's workflow card text (name, purpose, what done means, input descriptions) where there is one. Demonstration labels, values, intents, paths and load errors stay local by default.",
 			input: inputEmpty, success: listWorkflowsSchema(export)}, t.listWorkflows)
 	}
 	reg.add(toolDef{name: toolGetWorkflow, title: "Get workflow",
-		desc:  "Returns PHI-safe structural metadata and the certification result for one workflow, by opaque id. Recorded values, intents, names, paths and exception text stay local by default.",
+		desc:  "Returns PHI-safe structural metadata and the certification result for one workflow, by opaque id or card name. Recorded values, intents, names, paths and exception text stay local by default.",
 		input: inputGetWorkflow, success: getWorkflowSchema(export)}, t.getWorkflow)
 }
 
@@ -198,14 +198,16 @@ func (t *catalogTools) project(w *workflow) workflowEntry {
 		Encrypted:         w.encrypted,
 		Admission:         t.admission(w),
 	}}
-	if l := t.labels.Get(w.id); l != (labels.Entry{}) {
-		p.Label, p.Description = l.Label, l.Description
+	p.Label, p.Description = display(w, t.labels.Get(w.id))
+	p.Name = w.cardName
+	if w.card != nil {
+		p.DoneMeans = w.card.DoneMeans
 	}
 	if w.available {
 		n := w.stepCount
 		p.StepCount = &n
 		for _, pa := range w.sortedParams() {
-			p.Parameters = append(p.Parameters, paramEntry{Name: pa.wire, Type: pa.listType(), Required: !t.opts.AllowSyntheticRecordedDefaults, Format: pa.format()})
+			p.Parameters = append(p.Parameters, pa.entry(!t.opts.AllowSyntheticRecordedDefaults))
 		}
 	}
 	if t.opts.AllowProtectedExport {
