@@ -42,6 +42,7 @@ func jsonFailurePaths(tmp string) map[string][]string {
 		"attention list":   {"--runs-dir", filepath.Join(tmp, "nope")},
 		"runs list":        {"--runs-dir", filepath.Join(tmp, "nope")},
 		"runs show":        {"run-" + strings.Repeat("0", 24), "--runs-dir", filepath.Join(tmp, "nope")},
+		"release verify":   {filepath.Join(tmp, "nope.txt"), "--bundle", filepath.Join(tmp, "nope.json"), "--key", filepath.Join(tmp, "nope.pub"), "--insecure-ignore-tlog"},
 	}
 }
 

@@ -209,6 +209,7 @@ openadapt-flow does it.`,
 		newAuthoringCmd(io),
 		newAttentionCmd(io),
 		newRunsCmd(io),
+		newReleaseCmd(io),
 	)
 	addCompletionCmd(root)
 	registerCompletions(root)

@@ -134,7 +134,10 @@ func TestScript(t *testing.T) {
 			// in-memory CA and writes DIR/ledger.sigstore.json and
 			// DIR/trusted_root.json (no SCT: verify with --insecure-ignore-sct).
 			"sigstore-sign": sigstoreSignCmd,
-			"mcp-call":      mcpCall,
+			// release-sign DIR KEY writes and signs DIR/checksums.txt
+			// (cmd/release_script_test.go).
+			"release-sign": releaseSignCmd,
+			"mcp-call":     mcpCall,
 			// run-id VAR RUNS_DIR sets VAR to the one recorded run id.
 			"run-id": runIDCmd,
 			"openadapt-agent-inproc": func(ts *testscript.TestScript, neg bool, args []string) {
