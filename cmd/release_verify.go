@@ -11,9 +11,10 @@ import (
 
 func newReleaseVerifyCmd(io *IO) *cobra.Command {
 	var (
-		sig    sigFlags
-		dir    string
-		asJSON bool
+		sig           sigFlags
+		dir           string
+		ignoreMissing bool
+		asJSON        bool
 	)
 	c := &cobra.Command{
 		Use:   "verify CHECKSUMS --bundle SIG",
@@ -24,10 +25,12 @@ with --key, the release's public key, which you got from somewhere you
 already trust, never from the same download; or keyless, with
 --trusted-root and the --certificate-identity and --certificate-oidc-issuer
 of the release workflow. Then every artifact CHECKSUMS lists must be in
---dir (default: the folder of CHECKSUMS) and have the listed sha256.
+--dir (default: the folder of CHECKSUMS) and have the listed sha256; with
+--ignore-missing, artifacts you did not download are skipped (at least one
+must be there).
 
-Prints one line per artifact ("ok", "MISMATCH", "MISSING" or "UNREADABLE",
-then its sha256 and name), or one JSON document with --json. Exit 0 when
+Prints one line per artifact ("ok", "MISMATCH", "MISSING", "UNREADABLE" or
+"skipped", then its sha256 and name), or one JSON document with --json. Exit 0 when
 the signature and every artifact verify; 1 when the signature does not
 verify, CHECKSUMS is malformed, or an artifact is missing or differs (stdout
 then lists every artifact checked); 2 for usage errors.`,
@@ -54,7 +57,7 @@ then lists every artifact checked); 2 for usage errors.`,
 					return fmt.Errorf("release verify: --dir: %w", err)
 				}
 			}
-			res, err := releaseverify.Verify(cmd.Context(), args[0], releaseverify.Options{Sigstore: so, Dir: dir})
+			res, err := releaseverify.Verify(cmd.Context(), args[0], releaseverify.Options{Sigstore: so, Dir: dir, IgnoreMissing: ignoreMissing})
 			if res != nil && res.Signature != nil && !asJSON {
 				writeReleaseLines(io, res)
 			}
@@ -70,6 +73,7 @@ then lists every artifact checked); 2 for usage errors.`,
 	f := c.Flags()
 	sig.bind(f, "Sigstore bundle over CHECKSUMS (checksums.txt.sigstore.json)")
 	f.StringVar(&dir, "dir", "", "folder holding the artifacts (default: the folder of CHECKSUMS)")
+	f.BoolVar(&ignoreMissing, "ignore-missing", false, "skip listed artifacts that are not in the folder (at least one must be)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document ("+releaseverify.MediaType+")")
 	addQuietFlag(c)
 	return c
@@ -92,6 +96,7 @@ func writeReleaseLines(io *IO, res *releaseverify.Result) {
 			releaseverify.StatusDigestMismatch: "MISMATCH",
 			releaseverify.StatusMissing:        "MISSING",
 			releaseverify.StatusUnreadable:     "UNREADABLE",
+			releaseverify.StatusSkipped:        "skipped",
 		}[a.Status]
 		fmt.Fprintf(io.Out, "%s sha256:%s %s\n", word, a.SHA256, displayPath(a.Name))
 	}

@@ -56,6 +56,8 @@ const (
 	StatusDigestMismatch = "digest_mismatch"
 	StatusMissing        = "missing"
 	StatusUnreadable     = "unreadable"
+	// StatusSkipped is a missing artifact under [Options.IgnoreMissing].
+	StatusSkipped = "skipped"
 )
 
 // Size caps. An artifact is at most a release archive or bundle; the
@@ -74,13 +76,18 @@ type Options struct {
 	// Dir is the folder holding the artifacts. Default: the folder of the
 	// checksums file.
 	Dir string
+	// IgnoreMissing skips listed artifacts that are not in Dir (someone who
+	// downloaded only the archive for their platform), like
+	// `sha256sum --ignore-missing`. At least one artifact must be there.
+	IgnoreMissing bool
 }
 
 // ArtifactResult is the check of one listed artifact.
 type ArtifactResult struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
-	// Status is "ok", "digest_mismatch", "missing" or "unreadable".
+	// Status is "ok", "digest_mismatch", "missing", "unreadable" or
+	// "skipped" (missing, with [Options.IgnoreMissing]).
 	Status string `json:"status"`
 }
 
@@ -95,7 +102,8 @@ type Result struct {
 	Signature *ledger.KeylessResult `json:"signature"`
 	// Artifacts has one entry per line of the checksums file, in its order.
 	Artifacts []ArtifactResult `json:"artifacts"`
-	// Verified is true when the signature verified and every artifact is ok.
+	// Verified is true when the signature verified and every artifact is ok
+	// (or skipped, with [Options.IgnoreMissing], as long as one is ok).
 	Verified bool `json:"verified"`
 }
 
@@ -143,12 +151,15 @@ func Verify(ctx context.Context, path string, o Options) (*Result, error) {
 		dir = filepath.Dir(path)
 	}
 	var firstErr error
+	checked := 0
 	for _, e := range entries {
 		got, err := hashFile(ctx, filepath.Join(dir, e.Name))
 		a := ArtifactResult{Name: e.Name, SHA256: e.SHA256, Status: StatusOK}
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case errors.Is(err, fs.ErrNotExist) && o.IgnoreMissing:
+			a.Status = StatusSkipped
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, fsutil.ErrSymlink), errors.Is(err, fsutil.ErrNotRegular):
 			a.Status = StatusMissing
 			if firstErr == nil {
@@ -165,7 +176,13 @@ func Verify(ctx context.Context, path string, o Options) (*Result, error) {
 				firstErr = fmt.Errorf("%w: %s", ErrDigestMismatch, e.Name)
 			}
 		}
+		if a.Status != StatusSkipped {
+			checked++
+		}
 		res.Artifacts = append(res.Artifacts, a)
+	}
+	if firstErr == nil && checked == 0 {
+		firstErr = fmt.Errorf("%w: none of the %d listed artifacts is in the folder", ErrMissing, len(entries))
 	}
 	if firstErr != nil {
 		return res, firstErr

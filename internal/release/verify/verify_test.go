@@ -217,6 +217,33 @@ func TestVerifyMissingArtifact(t *testing.T) {
 	}
 }
 
+func TestVerifyIgnoreMissing(t *testing.T) {
+	t.Parallel()
+	rs := newReleaseSet(t)
+	o := rs.options()
+	o.IgnoreMissing = true
+	for _, n := range rs.names[1:] {
+		os.Remove(filepath.Join(rs.dir, n))
+	}
+	res, err := verify.Verify(context.Background(), rs.checksums, o)
+	if err != nil || !res.Verified {
+		t.Fatalf("one artifact present: %v", err)
+	}
+	if res.Artifacts[0].Status != verify.StatusOK || res.Artifacts[1].Status != verify.StatusSkipped {
+		t.Errorf("artifacts %+v", res.Artifacts)
+	}
+	// A changed artifact is still refused, and so is a folder with none.
+	writeFile(t, filepath.Join(rs.dir, rs.names[1]), []byte("changed"))
+	if _, err := verify.Verify(context.Background(), rs.checksums, o); !errors.Is(err, verify.ErrDigestMismatch) {
+		t.Fatalf("want ErrDigestMismatch, got %v", err)
+	}
+	os.Remove(filepath.Join(rs.dir, rs.names[0]))
+	os.Remove(filepath.Join(rs.dir, rs.names[1]))
+	if _, err := verify.Verify(context.Background(), rs.checksums, o); !errors.Is(err, verify.ErrMissing) {
+		t.Fatalf("no artifact: want ErrMissing, got %v", err)
+	}
+}
+
 func TestVerifyOtherKey(t *testing.T) {
 	t.Parallel()
 	rs := newReleaseSet(t)
