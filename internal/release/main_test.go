@@ -29,7 +29,8 @@ func TestPackMCPB(t *testing.T) {
 	mtime := time.Unix(1796026934, 0).UTC()
 	for _, goos := range []string{"linux", "windows"} {
 		in := mcpbInput{Binary: bin, GOOS: goos, GOARCH: "arm64", Version: "0.1.0", MTime: mtime,
-			Manifest: "../../manifest.json", License: "../../LICENSE"}
+			Manifest: "../../manifest.json", License: "../../LICENSE", Readme: "../../README.md",
+			Notices: writeFile(t, filepath.Join(src, NoticesName), []byte("notices\n"))}
 		a, err := packMCPB(in, filepath.Join(t.TempDir(), "a"))
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +65,8 @@ func TestPackMCPB(t *testing.T) {
 				t.Errorf("%s: mtime %v, want %v", f.Name, f.Modified, mtime)
 			}
 		}
-		want := []string{"manifest.json -rw-r--r--", "LICENSE -rw-r--r--", entry + " -rwxr-xr-x"}
+		want := []string{"manifest.json -rw-r--r--", "LICENSE -rw-r--r--", "README.md -rw-r--r--",
+			NoticesName + " -rw-r--r--", entry + " -rwxr-xr-x"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s entries (-want +got):\n%s", goos, diff)
 		}
