@@ -117,8 +117,15 @@ func inTemp(env Env, p string) bool {
 	return err == nil && !strings.HasPrefix(rel, "..")
 }
 
-// InstallCommand installs this program with Go.
-const InstallCommand = "go install github.com/OpenAdaptAI/openadapt-agent/cmd/openadapt-agent@latest"
+// InstallCommand installs this program with Go; ReleasesURL is where the
+// verified release archives are. The README's Install section shows both,
+// and InstallHint points to it (a test in cmd keeps them in step).
+const (
+	InstallCommand = "go install github.com/OpenAdaptAI/openadapt-agent/cmd/openadapt-agent@latest"
+	ReleasesURL    = "https://github.com/OpenAdaptAI/openadapt-agent/releases"
+	InstallHint    = "install openadapt-agent first (the README's Install section: a release archive from " + ReleasesURL +
+		", verified against its signed checksums.txt, or " + InstallCommand + " once the module is published; put it on PATH)"
+)
 
 func checkAgents(env Env, opts Options) []Check {
 	exe, args := serverCommand(env, opts)
@@ -151,7 +158,7 @@ func checkAgents(env Env, opts Options) []Check {
 		if notOnPath {
 			c.Status = Warn
 			c.Message += ", but openadapt-agent is not on PATH, so this registration would not start the server"
-			c.Fix = "install openadapt-agent first (" + InstallCommand + ", and put $(go env GOPATH)/bin on PATH), then register it:\n" + c.Fix
+			c.Fix = InstallHint + ", then register it:\n" + c.Fix
 		}
 		out = append(out, c)
 	}

@@ -370,7 +370,7 @@ env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 		if c.Status != Warn || !strings.HasSuffix(c.Message, "but openadapt-agent is not on PATH, so this registration would not start the server") {
 			t.Errorf("got %s %q", c.Status, c.Message)
 		}
-		if !strings.HasPrefix(c.Fix, "install openadapt-agent first (go install github.com/OpenAdaptAI/openadapt-agent/cmd/openadapt-agent@latest") || !strings.Contains(c.Fix, "\nclaude mcp add --scope user openadapt-agent -- openadapt-agent serve ") {
+		if !strings.HasPrefix(c.Fix, InstallHint+", then register it:\n") || !strings.Contains(c.Fix, "\nclaude mcp add --scope user openadapt-agent -- openadapt-agent serve ") {
 			t.Errorf("fix = %q", c.Fix)
 		}
 	})
