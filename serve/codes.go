@@ -30,6 +30,10 @@ const (
 	CodeCoachOnly              Code = "coach_only"
 	CodeResultTooLarge         Code = "result_too_large"
 	CodeInternalError          Code = "internal_error"
+	// CodeServerStopping answers a call that was waiting for the operator's
+	// confirmation when the server began to stop (appended: the enum order
+	// is wire).
+	CodeServerStopping Code = "server_stopping"
 )
 
 // allCodes is the enum of the failure envelope, in table order.
@@ -39,6 +43,7 @@ var allCodes = []Code{
 	CodeUnsafeRunID, CodeReportUnavailable, CodeAttentionNotFound, CodeCapabilityStale,
 	CodeActionNotAllowed, CodeElicitationUnsupported, CodeOperatorDeclined, CodeDeliveryUncertain,
 	CodeAttendedUnavailable, CodeAdmitRefused, CodeAuthoringUnavailable, CodeCoachOnly, CodeResultTooLarge, CodeInternalError,
+	CodeServerStopping,
 }
 
 type codeCopy struct{ message, recovery string }
@@ -133,6 +138,10 @@ var copyFor = map[Code]codeCopy{
 	CodeInternalError: {
 		"The server hit an unexpected internal failure. Nothing was executed.",
 		"Ask the operator to check the server's local log; do not retry unchanged.",
+	},
+	CodeServerStopping: {
+		"The server stopped while this action waited for the local operator's confirmation. Nothing was dispatched.",
+		"Call again once the server is running again; the operator will be asked again.",
 	},
 }
 

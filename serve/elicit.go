@@ -115,6 +115,34 @@ func accepted(r *mcp.ElicitResult) bool {
 // request states of the 2026-07-28 variant.
 type confirmer struct {
 	states stateKeeper
+
+	// stopping is closed when the server begins to stop (stop): every
+	// form still waiting is withdrawn and its call answered
+	// server_stopping (docs/mcp.md "Shutdown").
+	stopOnce  sync.Once
+	closeOnce sync.Once
+	stopping  chan struct{}
+}
+
+func (k *confirmer) stopCh() chan struct{} {
+	k.stopOnce.Do(func() { k.stopping = make(chan struct{}) })
+	return k.stopping
+}
+
+// stop withdraws every pending and future form. Safe to call more than
+// once.
+func (k *confirmer) stop() {
+	ch := k.stopCh()
+	k.closeOnce.Do(func() { close(ch) })
+}
+
+func (k *confirmer) stopped() bool {
+	select {
+	case <-k.stopCh():
+		return true
+	default:
+		return false
+	}
 }
 
 // ask asks the operator to confirm tool's call c with message. It returns
@@ -131,11 +159,26 @@ func (k *confirmer) ask(ctx context.Context, c *toolCall, tool, message, id, dig
 	// 2025 eras: a real elicitation/create; inputResponses are ignored.
 	// Progress keeps a TS-SDK client's 60 s tools/call timeout from firing
 	// while the person thinks.
+	if k.stopped() {
+		return nil, fail(CodeServerStopping)
+	}
 	ectx, cancel := context.WithTimeout(ctx, orDefault(testOnlyElicitTimeout, elicitTimeout))
 	defer cancel()
+	go func() {
+		select {
+		case <-k.stopCh():
+			cancel() // withdraws the form: Elicit returns at once
+		case <-ectx.Done():
+		}
+	}()
 	stop := attendedProgress(ectx, c.req, progressConfirm)
 	res, err := c.req.Session.Elicit(ectx, elicitParams(message))
 	stop()
+	// A confirmation that arrives as the server stops is not acted on
+	// either: nothing is dispatched once stopping has begun.
+	if k.stopped() {
+		return nil, fail(CodeServerStopping)
+	}
 	if err != nil || !accepted(res) {
 		return nil, fail(CodeOperatorDeclined)
 	}

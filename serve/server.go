@@ -46,6 +46,9 @@ type Server struct {
 	// helper is the Flow helper process (nil unless a flag needs it); the
 	// attention, tutorial and authoring features share it.
 	helper *helperProc
+	// form is the operator's confirmation form the attended actions and
+	// admit share; Serve withdraws its pending forms when stopping.
+	form *confirmer
 
 	// Startup facts for the banner.
 	failedCount int
@@ -128,6 +131,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	// The Flow helper, its authoring session and its attended live
 	// service (docs/helper.md "Startup").
 	confirm := &confirmer{} // the operator's form, for attended actions and admit
+	s.form = confirm
 	live := false
 	if opts.needsHelper() {
 		if s.helper, err = launchHelper(context.Background(), opts, flow, s.state, s.instance, stderr); err != nil {
@@ -248,7 +252,15 @@ func (s *Server) Close() {
 // input or cancellation, and an error wrapping [ErrFrameTooLarge] when an
 // oversized frame ended the session.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &stdio.Transport{In: in, Out: out, OnInputEnd: s.runs.manager.endWaits, Rewritable: []string{"tools/list"}}
+	// At the input's end or a signal, every pending run wait answers at
+	// once and every pending confirmation form is withdrawn (its call
+	// answers server_stopping), so the delivered requests are answered
+	// within the withhold window.
+	stopping := func() {
+		s.form.stop()
+		s.runs.manager.endWaits()
+	}
+	t := &stdio.Transport{In: in, Out: out, OnInputEnd: stopping, Rewritable: []string{"tools/list"}}
 	s.conn.Store(t)
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
@@ -263,9 +275,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		// Every pending wait answers at once; give delivered requests up to
-		// 2 s to be written, then close.
-		s.runs.manager.endWaits()
+		// Every pending wait and form answers at once; give delivered
+		// requests up to 2 s to be written, then close.
+		stopping()
 		t.WaitIdle(stdio.WithholdLimit)
 		ss.Close()
 		<-done
