@@ -295,6 +295,7 @@ func (a *attentionHelper) start(ctx context.Context) (attention.Helper, error) {
 			fmt.Fprintln(a.io.Err, "using the durable-authority database that serve recorded for this runs directory (OPENADAPT_DURABLE_AUTHORITY_DB or HOME differs here)")
 		},
 		StateDir: filepath.Join(a.root, ".openadapt-agent"), Instance: "attention-" + randHex(8), Operator: op,
+		Features: []flowhelper.Feature{flowhelper.FeatureAttended},
 	})
 	if err != nil {
 		return nil, usageError(err)

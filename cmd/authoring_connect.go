@@ -35,6 +35,13 @@ type authoringOpts struct {
 // session can be opened.
 var errNoAuthoringSession = errors.New("openadapt_flow.authoring is not available")
 
+// noSessionError is errNoAuthoringSession with authoring's own dependency
+// message (what is missing, and the Flow version).
+type noSessionError struct{ msg string }
+
+func (e noSessionError) Error() string { return e.msg }
+func (e noSessionError) Unwrap() error { return errNoAuthoringSession }
+
 // testOnlyOpenSession, when set, replaces openAuthoringSession (tests with
 // a scripted session).
 var testOnlyOpenSession func(ctx context.Context, o authoringOpts) (authoring.Session, func(), error)
@@ -115,7 +122,7 @@ func openAuthoringSession(ctx context.Context, o authoringOpts) (authoring.Sessi
 		case errors.As(err, &ue):
 			_ = root.RemoveAll(tmpRel)
 			_ = root.Remove(outRel)
-			return nil, nil, fmt.Errorf("%w with openadapt-flow %s", errNoAuthoringSession, flowhelper.CleanVersion(ue.FlowVersion))
+			return nil, nil, noSessionError{ue.Error()}
 		case errors.As(err, &se):
 			_ = root.RemoveAll(tmpRel)
 			_ = root.Remove(outRel)

@@ -110,8 +110,8 @@ func (c *ttyConnect) wait(t *testing.T) int {
 }
 
 // The Allow prompt on a real controlling terminal: connect opens /dev/tty,
-// asks there, reads the person's "y" and runs the job against the stub F1
-// session through the real embedded helper.
+// asks there, reads the person's "y" and runs the job against the stub of
+// Flow's authoring module through the real embedded helper.
 func TestAuthoringConnectOnARealTerminal(t *testing.T) {
 	st := authoringstub.New(t, "full")
 	srv := fm.New(t)
@@ -121,7 +121,7 @@ func TestAuthoringConnectOnARealTerminal(t *testing.T) {
 	)
 	env := append(os.Environ(), st.Vars...)
 	env = append(env, mailbox.OriginEnv+"="+srv.Origin(), "XDG_STATE_HOME="+filepath.Join(st.Root, "state"), "TMPDIR="+st.Root)
-	c := startTTYConnect(t, env, "--flow-python", st.Python, "--pass-env", "PYTHONPATH", srv.Link())
+	c := startTTYConnect(t, env, "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--url", "https://app.example/login", "--headed", srv.Link())
 	c.waitScreen(t, "Allow ChatGPT to drive this job? [y/N]")
 	if _, err := io.WriteString(c.master, "y\n"); err != nil {
 		t.Fatal(err)
@@ -141,19 +141,22 @@ func TestAuthoringConnectOnARealTerminal(t *testing.T) {
 	if n := len(srv.Of("allow")); n != 1 {
 		t.Errorf("%d allow calls", n)
 	}
-	if got := st.CallNames(t); got != "open,observe,close" {
+	if got := st.CallNames(t); got != "launch,open,observe,backend_close" {
 		t.Errorf("session calls %s", got)
 	}
 }
 
 var realFlowConnectSkip = realflow.SkipMessage("cmd: real-Flow authoring connect check")
 
-// Against real Flow 1.32.0 (no openadapt_flow.authoring), connect on a real
-// terminal fails closed: exit 2, the explicit dependency error once on
+// Against real Flow without openadapt_flow.authoring (1.32), connect on a
+// real terminal fails closed: exit 2, the explicit dependency error once on
 // stderr, and nothing sent — no claim, so the one-time bind token is not
 // spent and there is no callback at all (docs/mailbox.md, "Before the
-// claim"). A session lost mid-job, where each command gets the fail-closed
-// error, is TestAuthoringConnectStubSessionGone.
+// claim"). Against a Flow with the module the probe passes and, without
+// --config, the local window is refused next, again before anything is
+// sent (no browser or desktop is driven here). A session lost mid-job,
+// where each command gets the fail-closed error, is
+// TestAuthoringConnectStubSessionGone.
 func TestRealFlowAuthoringConnectFailsClosed(t *testing.T) {
 	rf := realflow.Load(t, realFlowConnectSkip)
 	T, err := filepath.EvalSymlinks(t.TempDir())
@@ -173,6 +176,9 @@ func TestRealFlowAuthoringConnectFailsClosed(t *testing.T) {
 	code := c.wait(t)
 	stderr := c.stderr.String()
 	want := "openadapt_flow.authoring is not available with openadapt-flow " + rf.FlowVersion
+	if exec.Command(rf.FlowPython, "-c", "import openadapt_flow.authoring").Run() == nil {
+		want = "authoring the local window needs --config"
+	}
 	if code != 2 || c.stdout.Len() != 0 || strings.Count(stderr, want) != 1 || !strings.Contains(stderr, "nothing was sent and the runner link is still unused") {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, c.stdout.String(), stderr)
 	}

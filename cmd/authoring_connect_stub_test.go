@@ -38,7 +38,7 @@ func TestAuthoringConnectStubSessionEndToEnd(t *testing.T) {
 		fm.Command(fm.Envelope("c7", "type", map[string]any{"text": "hunter2"}, fm.SubA, nil)),
 		fm.Command(fm.Envelope("c8", "compile", nil, fm.SubA, nil)),
 	)
-	code, stdout, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", srv.Link())
+	code, stdout, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--url", "https://app.example/login", "--headed", srv.Link())
 	if code != 0 || stdout != "" {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
@@ -81,8 +81,12 @@ func TestAuthoringConnectStubSessionEndToEnd(t *testing.T) {
 		if m["call"] == "record_observed" && (m["secret"] != true || m["param"] != "password") {
 			t.Errorf("record_observed %v", m)
 		}
+		// Enter on the terminal is the person's confirmation.
+		if m["call"] == "continue_input" && m["operator_confirmed"] != true {
+			t.Errorf("continue_input %v", m)
+		}
 	}
-	wantCalls := "open,observe,start_record,click,click,pause_for_input,record_observed,compile,close"
+	wantCalls := "launch,open,observe,start_record,click,click,pause_for_input,continue_input,record_observed,compile,backend_close"
 	if calls := st.CallNames(t); calls != wantCalls {
 		t.Errorf("session calls %s, want %s", calls, wantCalls)
 	}
@@ -103,7 +107,7 @@ func TestAuthoringConnectStubSessionEndToEnd(t *testing.T) {
 func TestAuthoringConnectStubWithoutAuthoring(t *testing.T) {
 	st := stubFlowEnv(t, "")
 	srv := connectEnv(t, &scriptedTerminal{}, nil)
-	code, _, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", srv.Link())
+	code, _, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--url", "https://app.example/login", "--headed", srv.Link())
 	if code != 2 || !strings.Contains(stderr, "openadapt_flow.authoring is not available with openadapt-flow 1.32.0; nothing was sent") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -135,8 +139,34 @@ func TestAuthoringConnectStubConfig(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 	calls := st.Calls(t)
-	if len(calls) != 2 || calls[0]["call"] != "open" || calls[0]["app_url"] != "https://cfg.example/app" || calls[0]["headed"] != true || calls[1]["call"] != "close" {
+	if len(calls) != 3 || calls[0]["call"] != "launch" || calls[0]["url"] != "https://cfg.example/app" || calls[0]["headless"] != false ||
+		calls[1]["call"] != "open" || calls[1]["app_url"] != "https://cfg.example/app" || calls[2]["call"] != "backend_close" {
 		t.Fatalf("session calls %v", calls)
+	}
+}
+
+// The same gates as serve: authoring runs on any Flow whose module fits
+// the recorded API (here 1.33), and refuses one that does not, naming what
+// is missing, before anything is sent; the local window needs --config.
+func TestAuthoringConnectStubGates(t *testing.T) {
+	st := stubFlowEnv(t, "no_press", "OPENADAPT_STUBFLOW_VERSION=1.33.0")
+	srv := connectEnv(t, &scriptedTerminal{}, nil)
+	code, _, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--url", "https://app.example/login", "--headed", srv.Link())
+	if code != 2 || !strings.Contains(stderr, "openadapt_flow.authoring of openadapt-flow 1.33.0 lacks the expected API (AuthoringSession.press); nothing was sent") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if n := len(srv.Requests()); n != 0 || st.CallNames(t) != "" {
+		t.Fatalf("%d requests, Flow calls %q", n, st.CallNames(t))
+	}
+	st = stubFlowEnv(t, "full", "OPENADAPT_STUBFLOW_VERSION=1.33.0")
+	code, _, stderr = runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", srv.Link())
+	if code != 2 || !strings.Contains(stderr, "authoring the local window needs --config") || !strings.Contains(stderr, "nothing was sent") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	srv.Poll(fm.Command(fm.Envelope("c1", "observe", nil, fm.SubA, nil)))
+	code, _, stderr = runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--url", "https://app.example/login", "--headed", srv.Link())
+	if code != 0 || !strings.Contains(stderr, "authoring session open (web backend)") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
 
@@ -152,7 +182,7 @@ func TestAuthoringConnectStubSessionGone(t *testing.T) {
 		fm.Command(fm.Envelope("c3", "start_record", nil, fm.SubA, nil)),
 		fm.Command(fm.Envelope("c4", "get_coach", nil, fm.SubA, nil)),
 	)
-	code, _, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", srv.Link())
+	code, _, stderr := runConnect(t, "", "--flow-python", st.Python, "--pass-env", "PYTHONPATH", "--url", "https://app.example/login", "--headed", srv.Link())
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}

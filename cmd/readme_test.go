@@ -29,6 +29,10 @@ var readmeCoveredElsewhere = map[string]string{
 	"attention escalate 302aa61015d20d93ce981a9d --runs-dir ~/openadapt/runs --flow-python /usr/bin/python3": "TestAttentionDecide",
 	// Headed Continue: the real binary under Xvfb against real Flow.
 	"serve --bundles ~/openadapt/bundles --runs-dir ~/openadapt/runs --allow-attended-actions --config ~/openadapt/deploy.yaml --headed --flow-python /usr/bin/python3": "TestRealFlowHeadedContinue",
+	// Authoring on the stub of Flow's authoring module through the real
+	// helper: serve's tools (serve) and connect's end to end (cmd).
+	"serve --authoring --flow-python /path/to/flow/python3 --url https://app.example/login --headed --runs-dir ~/.openadapt/runs":              "TestAuthoringToolsEndToEnd",
+	"authoring connect --url https://app.example/login --headed openadapt://runner?pack=p.AbCdEf012345&bind=oab_…&origin=https://openadapt.ai": "TestAuthoringConnectStubSessionEndToEnd",
 	// doctor's helper checks: the fake helper (internal/doctor).
 	"doctor --flow-python /usr/bin/python3 --config ~/openadapt/deploy.yaml --headed":                "TestHelperChecksFakeHelper",
 	"doctor --flow-python /ABSOLUTE/PATH/TO/python3 --config /ABSOLUTE/PATH/TO/deploy.yaml --headed": "TestHelperChecksFakeHelper",

@@ -109,7 +109,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.BoolVar(&o.Headed, "headed", false, "visible browser for the attended live session (overrides deployment.backend.headed to true)")
 	f.BoolVar(&o.AllowModelGrounding, "allow-model-grounding", false, "let the attended live session use model grounding (overrides runtime.allow_model_grounding to true)")
 	f.BoolVar(&o.Tutorial, "tutorial", false, "serve Flow's synthetic MockMed tutorial (read tools; with --allow-run also run_local_quickstart); --allow-run without --bundles implies it")
-	f.BoolVar(&o.Authoring, "authoring", false, "register the 14 authoring tools (needs openadapt_flow.authoring; fails closed without it)")
+	f.BoolVar(&o.Authoring, "authoring", false, "register the 15 authoring tools (needs an openadapt_flow.authoring of the expected API; fails closed without it)")
 	f.StringVar(&o.ToolMode, "tool-mode", "per-workflow", "per-workflow or catalog (search_workflows + run_workflow, for large bundle sets)")
 	f.IntVar(&o.RunWait, "run-wait", 40, "seconds a run call waits before returning status running (1-3600)")
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass one more environment variable to Flow (repeatable, at most 32)")

@@ -113,7 +113,8 @@ func runTutorialPrepare(ctx context.Context, io *IO, o tutorialPrepareOptions) e
 	}
 	instance := hex.EncodeToString(id[:])
 	h, err := flowhelper.Launch(ctx, flowhelper.LaunchOptions{FlowCommand: words, FlowPython: o.flowPython, CheckRunVersion: true,
-		Environ: os.Environ(), PassEnv: o.passEnv, StateDir: state, Instance: instance})
+		Environ: os.Environ(), PassEnv: o.passEnv, StateDir: state, Instance: instance,
+		Features: []flowhelper.Feature{flowhelper.FeatureTutorial}})
 	if err != nil {
 		return helperStartError(err)
 	}

@@ -234,7 +234,7 @@ func TestAttendedStartupRefusals(t *testing.T) {
 	t.Run("version", func(t *testing.T) {
 		t.Parallel()
 		a := newAttEnv(t, "hello-version=1.33.0")
-		check(t, a.opts(), "openadapt-flow 1.33.0 is not supported by this build; supported: 1.32.x")
+		check(t, a.opts(), "openadapt-flow 1.33.0 is not supported by attended actions; supported: 1.32.x")
 	})
 	t.Run("no hello", func(t *testing.T) {
 		a := newAttEnv(t, "no-hello")

@@ -21,7 +21,7 @@ import (
 // is a closed projection built in internal/authoring from validated
 // values. A tool-level refusal is {"status":"error","reason":"<code>"}.
 
-// authoringTools are the 14 authoring tools over the open session. The
+// authoringTools are the 15 authoring tools over the open session. The
 // last answer (get_command_result) and the bind status are the helper's
 // (authoring.get_command_result, authoring.bind_status).
 type authoringTools struct {
@@ -39,11 +39,16 @@ var (
 	annAuthAdmit = &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: boolPtr(false), IdempotentHint: true, OpenWorldHint: boolPtr(false)}
 )
 
-// The refusal codes of the authoring tools (lowercase).
+// The refusal codes of the authoring tools (lowercase; the order is wire,
+// new codes are appended). Every code of Flow's AuthoringError reaches the
+// wire as one of them (docs/authoring.md, Errors); Flow's refusal of an
+// argument this server already checked is the invalid_arguments failure.
 var authoringReasons = []authoring.Code{
 	authoring.CodeStaleNode, authoring.CodeInFlight, authoring.CodeCoachOnly, authoring.CodeNotRecording,
 	authoring.CodeNotPaused, authoring.CodeMissingSecretType, authoring.CodeAdmitRefused,
 	authoring.CodeAuthoringUnavailable, authoring.CodeNotCompiled,
+	authoring.CodeHalted, authoring.CodeAlreadyRecording, authoring.CodeMissingPauseTarget,
+	authoring.CodeMissingRedactRegion, authoring.CodeSessionRefused,
 }
 
 func authoringRefusalSchema() string {
@@ -118,21 +123,20 @@ var authTools = []authTool{
 		desc:  "Stops the authoring session without compiling. Recording evidence stays local. This is not a governed run halt.",
 		input: `{"type":"object","properties":{},"additionalProperties":false}`, result: statusSchema("halted", `,"compiled":{"const":false}`, `,"compiled"`), ann: annAuthHalt},
 	{name: "type", title: "Type text (local only)",
-		desc: "Agent-driven typing through Flow's Recorder, local stdio only (hosted chat apps cannot type). The text is never echoed. Do not use it for secrets or for text a person types: use pause_for_input, which records the person's input with record_observed.",
+		desc: "Agent-driven typing through Flow's Recorder into the field that has the focus (click it first), local stdio only (hosted chat apps cannot type). The text is never echoed. Do not use it for secrets or for text a person types: use pause_for_input, which records the person's input with record_observed.",
 		input: `{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":4096,"description":"Literal text to type through the backend."},
-  "param":{"type":"string","pattern":"` + paramPattern + `","description":"Optional workflow parameter name for this text."},
-  "node_id":{"type":"string","pattern":"` + nodeIDPattern + `","description":"Optional observed node to focus first."}},"required":["text"],"additionalProperties":false}`,
+  "param":{"type":"string","pattern":"` + paramPattern + `","description":"Optional workflow parameter name for this text."}},"required":["text"],"additionalProperties":false}`,
 		result: statusSchema("ok", `,"recorded":{"const":true},"param":{"type":"string","pattern":"`+paramPattern+`"}`, `,"recorded"`), ann: annAuthMut},
 	{name: "pause_for_input", title: "Pause for the person's input",
 		desc: "Pauses so the person types in the application themselves (a sign-in, a secret). Call continue_input when they are done: it records their input with record_observed on the pause target, never type_text. Secret pauses store no text; no result carries a value.",
-		input: `{"type":"object","properties":{"node_id":{"type":"string","pattern":"` + nodeIDPattern + `","description":"The pause target from the last observe."},
+		input: `{"type":"object","properties":{"node_id":{"type":"string","pattern":"` + nodeIDPattern + `","description":"The pause target from the last observe (default: the last click's target)."},
   "param":{"type":"string","pattern":"` + paramPattern + `","description":"Parameter name to bind the observed input to."},
-  "secret":{"type":"boolean","description":"True for a secret: no text is stored."}},"additionalProperties":false}`,
+  "secret":{"type":"boolean","description":"True for a secret: no text is stored."}},"required":["param"],"additionalProperties":false}`,
 		result: statusSchema("paused", `,"param":{"type":"string","pattern":"`+paramPattern+`"},"secret":{"const":true}`, ""), ann: annAuthMut},
 	{name: "continue_input", title: "Continue after the person's input",
-		desc:   "Records what the person typed during pause_for_input with record_observed on the pause target, never type_text. Returns no value.",
+		desc:   "Records what the person typed during pause_for_input with record_observed on the pause target, never type_text. When the client can show a form, the person first confirms there that they are done. Returns no value; recorded false with a reason (an empty or unreadable field, an unconfirmed masked secret) records nothing and keeps the pause open.",
 		input:  `{"type":"object","properties":{},"additionalProperties":false}`,
-		result: `{"type":"object","properties":{"recorded":{"const":true},"param":{"type":"string","pattern":"` + paramPattern + `"}},"required":["recorded"],"additionalProperties":false}`, ann: annAuthMut},
+		result: `{"type":"object","oneOf":[{"type":"object","properties":{"recorded":{"const":true},"param":{"type":"string","pattern":"` + paramPattern + `"}},"required":["recorded"],"additionalProperties":false},{"type":"object","properties":{"recorded":{"const":false},"param":{"type":"string","pattern":"` + paramPattern + `"},"reason":{"enum":` + continueReasonsEnum() + `}},"required":["recorded","reason"],"additionalProperties":false}]}`, ann: annAuthMut, rawResult: true},
 	{name: "stop_record", title: "Stop recording",
 		desc:  "Finishes the Flow Recorder session without compiling. Evidence stays local.",
 		input: `{"type":"object","properties":{},"additionalProperties":false}`, result: statusSchema("stopped", `,"compiled":{"const":false}`, `,"compiled"`), ann: annAuthHalt},
@@ -141,8 +145,8 @@ var authTools = []authTool{
 		input:  `{"type":"object","properties":{},"additionalProperties":false}`,
 		result: statusSchema("needs_human_admit", `,`+workflowIDProp+`,"recording_retained":{"const":true}`, `,"recording_retained"`), ann: annAuthAdmit},
 	{name: "admit", title: "Admit the draft (person only)",
-		desc:   "The person's one-token ok of the pre-filled draft, confirmed in a form on this computer. confirm may be absent, true, \"\", ok, yes, y or enter; anything else is refused. A session without admit refuses: nothing is minted, no Seal, no ledger row.",
-		input:  `{"type":"object","properties":{"confirm":{"type":["string","boolean"],"description":"Optional one-token ok: omit, \"\", ok, yes, y, enter or true."}},"additionalProperties":false}`,
+		desc:   "The person's one-token ok of the pre-filled draft, confirmed in a form on this computer. confirm may be absent, true, \"\", ok, yes, y or true (Flow's set); anything else is refused. Flow records the local acceptance: nothing is minted, no Seal, no ledger row.",
+		input:  `{"type":"object","properties":{"confirm":{"type":["string","boolean"],"description":"Optional one-token ok: omit, \"\", ok, yes, y, true, or the boolean true."}},"additionalProperties":false}`,
 		result: statusSchema("admitted", `,`+workflowIDProp, ""), ann: annAuthAdmit, rawResult: true},
 	{name: "get_command_result", title: "Get the last authoring result",
 		desc:   "Returns the last authoring tool result of this server (stdio runs tools synchronously).",
@@ -160,13 +164,29 @@ var authTools = []authTool{
 		desc:   "Local stdio bind status: this process is already on the computer, so there is no mailbox. No tree.",
 		input:  `{"type":"object","properties":{},"additionalProperties":false}`,
 		result: `{"type":"object","properties":{"status":{"const":"stdio"},"bound":{"const":true},"transport":{"const":"stdio"}},"required":["status","bound","transport"],"additionalProperties":false}`, ann: annRead},
+	{name: "press", title: "Press a key (local only)",
+		desc:   "Presses one named key through Flow's Recorder, local stdio only: Enter, Tab, Escape, Backspace, Delete, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, End, PageUp, PageDown or F1-F12, optionally after Control+, Alt+, Meta+ or Shift+ (each once). Never a printable character: use type for text.",
+		input:  `{"type":"object","properties":{"key":{"type":"string","pattern":"` + pressKeyPattern + `","description":"The key, e.g. Enter, Tab or Control+End."}},"required":["key"],"additionalProperties":false}`,
+		result: statusSchema("ok", `,"key":{"type":"string","pattern":"`+pressKeyPattern+`"}`, ""), ann: annAuthMut},
+}
+
+// pressKeyPattern is press's closed key grammar (authoring.PressKeyRE).
+var pressKeyPattern = strings.ReplaceAll(authoring.PressKeyRE().String(), `\`, `\\`)
+
+// continueReasonsEnum is the JSON array of continue_input's reasons.
+func continueReasonsEnum() string {
+	parts := make([]string, len(authoring.ContinueReasons))
+	for i, r := range authoring.ContinueReasons {
+		parts[i] = jstr(r)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // authoringOnly is a server with --authoring and no bundles: it registers
 // only the authoring tools.
 func (o Options) authoringOnly() bool { return o.Authoring && o.Bundles == "" }
 
-// register adds the 14 authoring tools in order (none without a session).
+// register adds the 15 authoring tools in order (none without a session).
 func (a *authoringTools) register(reg *registry) {
 	if a == nil {
 		return
@@ -227,11 +247,14 @@ func commandResult(raw map[string]any) (any, *failure) {
 // refusal is a tool-level refusal body.
 func refusal(code authoring.Code) any { return authoring.NewErrorResult(code) }
 
-// sessionOutcome maps a session error: a refusal is a tool-level refusal;
-// no receipt on an action is delivery_uncertain; no session is
-// authoring_unavailable.
+// sessionOutcome maps a session error: a refusal is a tool-level refusal
+// (Flow refusing an argument is the invalid_arguments failure); no receipt
+// on an action is delivery_uncertain; no session is authoring_unavailable.
 func sessionOutcome(err error) (any, *failure) {
 	if code, ok := authoring.RefusalCode(err); ok {
+		if code == authoring.CodeInvalidArguments {
+			return nil, fail(CodeInvalidArguments)
+		}
 		return refusal(code), nil
 	}
 	if errors.Is(err, authoring.ErrUncertain) {
@@ -245,8 +268,8 @@ func str(args map[string]any, k string) (string, bool) {
 	return v, ok
 }
 
-// confirmAccepted is admit's one-token rule: absent, true, "", or (trimmed,
-// case-insensitive) ok, yes, y, enter.
+// confirmAccepted is admit's one-token rule, Flow's own set: absent, true,
+// or a string that is, trimmed and case-folded, "", ok, yes, true or y.
 func confirmAccepted(v any, present bool) bool {
 	if !present || v == true {
 		return true
@@ -256,11 +279,13 @@ func confirmAccepted(v any, present bool) bool {
 		return false
 	}
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "ok", "yes", "y", "enter":
+	case "", "ok", "yes", "true", "y":
 		return true
 	}
 	return false
 }
+
+const continueElicit = "Has the person finished typing in the application? Confirming records what is in the paused field now (a secret stays secret); nothing is typed for them."
 
 const admitElicit = "Admit this compiled draft as the person who taught it? OpenAdapt pre-filled the schema, authority, effect contract, environment and digest from the recording; admitting does not mint a Seal or write a ledger row."
 
@@ -302,6 +327,16 @@ func (a *authoringTools) call(ctx context.Context, c *toolCall, tool string) (an
 			return sessionOutcome(err)
 		}
 		return projectAnswer(tool, raw, map[string]any{"param": c.args["param"]})
+	case "press":
+		k, _ := str(c.args, "key")
+		if !authoring.ValidPressKey(k) {
+			return nil, fail(CodeInvalidArguments) // a repeated modifier
+		}
+		raw, err := call(map[string]any{"key": k})
+		if err != nil {
+			return sessionOutcome(err)
+		}
+		return projectAnswer(tool, raw, map[string]any{"key": k})
 	case "pause_for_input":
 		raw, err := call(c.args)
 		if err != nil {
@@ -313,13 +348,26 @@ func (a *authoringTools) call(ctx context.Context, c *toolCall, tool string) (an
 		a.mu.Unlock()
 		return projectAnswer(tool, raw, map[string]any{"param": c.args["param"], "secret": c.args["secret"]})
 	case "continue_input":
-		raw, err := call(map[string]any{})
+		// operator_confirmed is this server's: true only after the person
+		// confirmed in the form; a client without forms continues
+		// unconfirmed (Flow then records a readable field, never a masked
+		// secret it cannot read back).
+		confirmed := false
+		if formCapable(c.req.ClientCapabilities()) {
+			if body, f := a.confirm.ask(ctx, c, "continue_input", continueElicit, "", ""); body != nil || f != nil {
+				return body, f
+			}
+			confirmed = true
+		}
+		raw, err := call(map[string]any{"operator_confirmed": confirmed})
 		if err != nil {
 			return sessionOutcome(err)
 		}
 		a.mu.Lock()
 		p := a.pauseParam
-		a.paused, a.pauseParam = false, ""
+		if raw["recorded"] == true {
+			a.paused, a.pauseParam = false, ""
+		}
 		a.mu.Unlock()
 		return projectAnswer(tool, raw, map[string]any{"param": p})
 	case "observe", "start_record", "halt", "stop_record", "compile", "get_coach":
@@ -345,6 +393,9 @@ func (a *authoringTools) call(ctx context.Context, c *toolCall, tool string) (an
 		if !confirmAccepted(v, present) {
 			return refusal(authoring.CodeAdmitRefused), nil
 		}
+		if a.sess.Info.CoachOnly {
+			return refusal(authoring.CodeCoachOnly), nil
+		}
 		if !a.sess.Info.Admit {
 			return refusal(authoring.CodeAuthoringUnavailable), nil
 		}
@@ -366,7 +417,8 @@ func (a *authoringTools) call(ctx context.Context, c *toolCall, tool string) (an
 
 // startAuthoring opens the authoring session on the helper (docs/helper.md
 // "Startup"): it fails closed with the exact message when the installed
-// Flow has no usable openadapt_flow.authoring. The session's backend kind,
+// Flow has no openadapt_flow.authoring of the expected API (authoring's
+// own gate: names and signatures, whatever the version). The session's backend kind,
 // URL and headed flag come from --config (read by the helper with Flow's
 // own loader), --url and --headed overriding it as for the attended
 // service; without --config, --url selects a fresh browser (which needs
@@ -402,7 +454,7 @@ func startAuthoring(ctx context.Context, o Options, p *helperProc, st *runstore.
 		var ce *authoring.ConfigError
 		switch {
 		case errors.As(err, &ue):
-			return nil, configErrorf("openadapt_flow.authoring is not available with openadapt-flow %s; --authoring fails closed", flowhelper.CleanVersion(ue.FlowVersion))
+			return nil, configErrorf("%s; --authoring fails closed", ue.Error())
 		case errors.As(err, &ce):
 			ce.Config = o.Config
 			return nil, configErrorf("%s", ce.Error())

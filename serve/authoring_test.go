@@ -17,13 +17,15 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
-// authoringEnv runs serve --authoring on the real embedded helper with the
-// stub Flow's fake authoring session (testdata/stubflow). mode is OPENADAPT_STUBFLOW_AUTHORING ("" = absent).
+// authoringEnv runs serve --authoring --url … --headed on the real embedded
+// helper with the stub of Flow's authoring module and backends
+// (testdata/stubflow). mode is OPENADAPT_STUBFLOW_AUTHORING ("" = absent).
 func authoringEnv(t *testing.T, mode string, vars ...string) (Options, *authoringstub.Stub) {
 	t.Helper()
 	st := authoringstub.New(t, mode, vars...)
 	environ := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + st.Root}, st.Vars...)
 	return Options{RunsDir: filepath.Join(st.Root, "runs"), Authoring: true, FlowPython: st.Python, PassEnv: authoringstub.PassEnv,
+		URL: "https://app.example/login", Headed: true,
 		Environ: environ, Version: "test", Timeout: 60, RunWait: 20}, st
 }
 
@@ -36,9 +38,40 @@ func TestAuthoringFailsClosedWithoutTheModule(t *testing.T) {
 	}
 }
 
+// Each feature gates the Flow it runs on: authoring by Flow's API (so it
+// runs on Flow 1.33 when the module fits), attended actions by the pinned
+// minor. A combination whose features disagree exits naming the one that
+// refuses.
+func TestAuthoringFeatureGates(t *testing.T) {
+	t.Parallel()
+	o, _ := authoringEnv(t, "full", "OPENADAPT_STUBFLOW_VERSION=1.33.0")
+	s := start(t, o)
+	if g, _ := json.Marshal(s.call("bind_status", map[string]any{})); string(g) != `{"bound":true,"status":"stdio","transport":"stdio"}` {
+		t.Errorf("authoring on Flow 1.33: bind_status %s", g)
+	}
+	o, log := authoringEnv(t, "full", "OPENADAPT_STUBFLOW_VERSION=1.33.0")
+	o.AllowAttendedActions = true
+	if _, err := New(o, &syncBuffer{}); err == nil || err.Error() != "openadapt-flow 1.33.0 is not supported by attended actions; supported: 1.32.x" {
+		t.Errorf("--authoring --allow-attended-actions on Flow 1.33 = %v", err)
+	}
+	if n := log.CallNames(t); n != "" {
+		t.Errorf("Flow was driven: %s", n)
+	}
+	o, _ = authoringEnv(t, "")
+	o.AllowAttendedActions = true
+	if _, err := New(o, &syncBuffer{}); err == nil || err.Error() != "openadapt_flow.authoring is not available with openadapt-flow 1.32.0; --authoring fails closed" {
+		t.Errorf("--authoring --allow-attended-actions on Flow 1.32 = %v", err)
+	}
+	o, _ = authoringEnv(t, "no_press")
+	if _, err := New(o, &syncBuffer{}); err == nil ||
+		err.Error() != "openadapt_flow.authoring of openadapt-flow 1.32.0 lacks the expected API (AuthoringSession.press); --authoring fails closed" {
+		t.Errorf("--authoring on a module without press = %v", err)
+	}
+}
+
 func TestAuthoringToolsEndToEnd(t *testing.T) {
 	t.Parallel()
-	o, log := authoringEnv(t, "full", "OPENADAPT_STUBFLOW_AUTHORING_TREE=hostile500")
+	o, log := authoringEnv(t, "full", "OPENADAPT_STUBFLOW_AUTHORING_TREE=hostile500", "OPENADAPT_STUBFLOW_AUTHORING_FIELD=empty_once")
 	var asked []*mcp.ElicitRequest
 	s := elicitSession(t, o, "2025-11-25", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked = append(asked, r)
@@ -51,7 +84,7 @@ func TestAuthoringToolsEndToEnd(t *testing.T) {
 	}
 	testutil.Golden(t, "testdata/authoring/tools-list.json", mustIndent(t, tools))
 	want := []string{"observe", "start_record", "click", "halt", "type", "pause_for_input", "continue_input", "stop_record",
-		"compile", "admit", "get_command_result", "set_coach", "get_coach", "bind_status"}
+		"compile", "admit", "get_command_result", "set_coach", "get_coach", "bind_status", "press"}
 	if d := cmp.Diff(want, names); d != "" {
 		t.Fatalf("tools (-want +got):\n%s", d)
 	}
@@ -89,21 +122,47 @@ func TestAuthoringToolsEndToEnd(t *testing.T) {
 		t.Errorf("click with a boolean = %v", f)
 	}
 	check("type", map[string]any{"text": "hunter2-TYPED", "param": "username"}, `{"param":"username","recorded":true,"status":"ok"}`)
-	if f := s.call("type", map[string]any{"text": "x", "param": "Bad Param"}); errorCode(f) != "invalid_arguments" {
-		t.Errorf("type with a bad param = %v", f)
+	for _, bad := range []map[string]any{
+		{"text": "x", "param": "Bad Param"},
+		{"text": "x", "node_id": "n_00000002"}, // type takes no node: click first
+	} {
+		if f := s.call("type", bad); errorCode(f) != "invalid_arguments" {
+			t.Errorf("type %v = %v", bad, f)
+		}
+	}
+	check("press", map[string]any{"key": "Tab"}, `{"key":"Tab","status":"ok"}`)
+	check("press", map[string]any{"key": "Shift+Control+ArrowDown"}, `{"key":"Shift+Control+ArrowDown","status":"ok"}`)
+	for _, key := range []string{"a", "Shift+a", "Control+c", " Enter", "Enter ", "enter", "F13", "Control+Control+End", "Space", "Control+"} {
+		if f := s.call("press", map[string]any{"key": key}); errorCode(f) != "invalid_arguments" {
+			t.Errorf("press %q = %v", key, f)
+		}
+	}
+	if f := s.call("pause_for_input", map[string]any{"node_id": "n_00000001", "secret": true}); errorCode(f) != "invalid_arguments" {
+		t.Errorf("pause_for_input without param = %v", f)
 	}
 	check("pause_for_input", map[string]any{"node_id": "n_00000001", "param": "password", "secret": true}, `{"param":"password","secret":true,"status":"paused"}`)
-	check("compile", map[string]any{}, `{"reason":"missing_secret_type","status":"error"}`)
+	// Flow refuses to compile (or act) while paused.
+	check("compile", map[string]any{}, `{"reason":"in_flight","status":"error"}`)
+	// The person confirms in the form; the field is still empty, so Flow
+	// records nothing and the pause stays open; the second time it records.
+	check("continue_input", map[string]any{}, `{"param":"password","reason":"empty_secret_field","recorded":false}`)
+	check("get_command_result", map[string]any{}, `{"command_id":"continue_input","result":{"param":"password","reason":"empty_secret_field","recorded":false},"retry_after_ms":0,"status":"done"}`)
 	check("continue_input", map[string]any{}, `{"param":"password","recorded":true}`)
+	if len(asked) != 2 || asked[0].Params.Mode != "form" {
+		t.Fatalf("elicitations %d", len(asked))
+	}
 	check("stop_record", map[string]any{}, `{"compiled":false,"status":"stopped"}`)
 	check("compile", map[string]any{}, `{"recording_retained":true,"status":"needs_human_admit","workflow_id":"wf_stubdraft01"}`)
 	check("get_command_result", map[string]any{}, `{"command_id":"compile","result":{"recording_retained":true,"status":"needs_human_admit","workflow_id":"wf_stubdraft01"},"retry_after_ms":0,"status":"done"}`)
-	check("admit", map[string]any{"confirm": "maybe"}, `{"reason":"admit_refused","status":"error"}`)
-	if len(asked) != 0 {
+	for _, token := range []string{"maybe", "enter", "no"} {
+		check("admit", map[string]any{"confirm": token}, `{"reason":"admit_refused","status":"error"}`)
+	}
+	if len(asked) != 2 {
 		t.Fatalf("a refused token was elicited")
 	}
 	check("admit", map[string]any{"confirm": " OK "}, `{"status":"admitted","workflow_id":"wf_stubdraft01"}`)
-	if len(asked) != 1 || asked[0].Params.Mode != "form" {
+	check("admit", map[string]any{"confirm": "true"}, `{"status":"admitted","workflow_id":"wf_stubdraft01"}`)
+	if len(asked) != 4 || asked[3].Params.Mode != "form" {
 		t.Fatalf("elicitations %d", len(asked))
 	}
 	check("set_coach", map[string]any{"hint": "Click Save"}, `{"hint":"Click Save","status":"ok"}`)
@@ -126,53 +185,89 @@ func TestAuthoringToolsEndToEnd(t *testing.T) {
 		t.Errorf("stderr holds the typed text")
 	}
 	for _, c := range log.Calls(t) {
-		if c["call"] == "record_observed" && (c["secret"] != true || c["param"] != "password" || c["node_id"] != "n_00000001") {
+		if c["call"] == "record_observed" && (c["secret"] != true || c["param"] != "password" || c["has_text"] != false) {
 			t.Errorf("record_observed %v", c)
 		}
+		if c["call"] == "continue_input" && c["operator_confirmed"] != true {
+			t.Errorf("continue_input %v: the person confirmed in the form", c)
+		}
+		if c["call"] == "press" && c["key"] != "Tab" && c["key"] != "Shift+Control+ArrowDown" {
+			t.Errorf("press %v", c)
+		}
 	}
-	wantCalls := "open,observe,start_record,click,click,type_text,pause_for_input,record_observed,stop_record,compile,admit,set_coach,get_coach,halt"
+	wantCalls := "launch,open,observe,start_record,click,click,type_text,press,press,pause_for_input,compile,continue_input,continue_input,record_observed,stop_record,compile,admit,admit,halt,backend_close"
 	if calls := log.CallNames(t); calls != wantCalls {
 		t.Errorf("session calls\n got %s\nwant %s", calls, wantCalls)
 	}
 }
 
+// admit needs the person's form; continue_input without forms goes on
+// unconfirmed (Flow then records no masked secret it cannot read back),
+// and a declined form sends nothing.
 func TestAuthoringAdmitWithoutElicitationOrSessionAdmit(t *testing.T) {
 	t.Parallel()
-	o, log := authoringEnv(t, "full")
+	o, log := authoringEnv(t, "full", "OPENADAPT_STUBFLOW_AUTHORING_FIELD=masked")
 	s := elicitSession(t, o, "2025-11-25", nil) // no elicitation capability
 	if f := s.call("admit", map[string]any{}); errorCode(f) != "elicitation_unsupported" {
 		t.Fatalf("admit without elicitation = %v", f)
 	}
-	declined := elicitSession(t, o2(t, "full"), "2025-11-25", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	s.call("observe", map[string]any{})
+	s.call("start_record", map[string]any{})
+	s.call("pause_for_input", map[string]any{"node_id": "n_0000000b", "param": "password", "secret": true})
+	if g, _ := json.Marshal(s.call("continue_input", map[string]any{})); string(g) != `{"param":"password","reason":"unconfirmed_masked_secret","recorded":false}` {
+		t.Fatalf("continue_input without elicitation = %s", g)
+	}
+	o, declinedLog := authoringEnv(t, "full")
+	declined := elicitSession(t, o, "2025-11-25", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	})
 	if f := declined.call("admit", map[string]any{"confirm": true}); errorCode(f) != "operator_declined" {
 		t.Fatalf("declined admit = %v", f)
 	}
-	noAdmit := elicitSession(t, o2(t, "no_admit"), "2025-11-25", accept)
-	got := noAdmit.call("admit", map[string]any{"confirm": "y"})
-	if g, _ := json.Marshal(got); string(g) != `{"reason":"authoring_unavailable","status":"error"}` {
-		t.Fatalf("admit without session admit = %s", g)
+	declined.call("observe", map[string]any{})
+	declined.call("start_record", map[string]any{})
+	declined.call("pause_for_input", map[string]any{"node_id": "n_0000000b", "param": "password"})
+	if f := declined.call("continue_input", map[string]any{}); errorCode(f) != "operator_declined" {
+		t.Fatalf("declined continue = %v", f)
+	}
+	for _, l := range []string{log.CallNames(t), declinedLog.CallNames(t)} {
+		if strings.Contains(l, "admit") {
+			t.Errorf("admit reached the session without a confirmed elicitation: %s", l)
+		}
+	}
+	if strings.Contains(declinedLog.CallNames(t), "continue_input") {
+		t.Errorf("a declined continue reached the session: %s", declinedLog.CallNames(t))
 	}
 	for _, c := range log.Calls(t) {
-		if c["call"] == "admit" {
-			t.Errorf("admit reached the session without a confirmed elicitation")
+		if c["call"] == "continue_input" && c["operator_confirmed"] != false {
+			t.Errorf("continue_input without a form %v", c)
 		}
 	}
 }
 
-func o2(t *testing.T, mode string) Options { o, _ := authoringEnv(t, mode); return o }
-
-func TestAuthoringCoachOnlyWindows(t *testing.T) {
+// A coach-only backend (Citrix here, from the deployment config) builds
+// nothing that drives and opens no session: every session tool answers
+// coach_only, get_command_result and bind_status still answer.
+func TestAuthoringCoachOnlyBackend(t *testing.T) {
 	t.Parallel()
-	// Coach-only backends refuse drive tools before the session is asked.
-	o, _ := authoringEnv(t, "full")
-	s := start(t, o)
-	s.srv.authoring.sess.Info.CoachOnly = true
-	for tool, args := range map[string]map[string]any{"start_record": {}, "click": {"node_id": "n_00000001"}, "type": {"text": "x"}} {
+	o, log := authoringEnv(t, "full")
+	o.Config, o.URL, o.Headed = filepath.Join(log.Root, "deployment.json"), "", false
+	if err := os.WriteFile(o.Config, []byte(`{"kind": "citrix"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := elicitSession(t, o, "2025-11-25", accept)
+	for tool, args := range map[string]map[string]any{"observe": {}, "start_record": {}, "click": {"node_id": "n_00000001"},
+		"type": {"text": "x"}, "press": {"key": "Enter"}, "pause_for_input": {"param": "p"}, "continue_input": {}, "halt": {},
+		"stop_record": {}, "compile": {}, "admit": {}, "set_coach": {"hint": "Click Save"}, "get_coach": {}} {
 		if g, _ := json.Marshal(s.call(tool, args)); string(g) != `{"reason":"coach_only","status":"error"}` {
 			t.Errorf("%s = %s", tool, g)
 		}
+	}
+	if g, _ := json.Marshal(s.call("bind_status", map[string]any{})); string(g) != `{"bound":true,"status":"stdio","transport":"stdio"}` {
+		t.Errorf("bind_status = %s", g)
+	}
+	if n := log.CallNames(t); n != "" {
+		t.Errorf("Flow was driven: %s", n)
 	}
 }
 
@@ -207,7 +302,7 @@ func TestAuthoringSessionFromConfig(t *testing.T) {
 		}
 	}
 	write(`{"kind": "web", "url": "https://cfg.example/app"}`)
-	o.Config = cfg
+	o.Config, o.URL, o.Headed = cfg, "", false
 	_, err := New(o, &syncBuffer{})
 	if err == nil || err.Error() != "authoring a web application needs a visible browser, so the person can sign in there: set deployment.backend.headed: true in --config or pass --headed" {
 		t.Fatalf("New without headed = %v", err)
@@ -225,18 +320,26 @@ func TestAuthoringSessionFromConfig(t *testing.T) {
 		t.Errorf("bind_status = %s", g)
 	}
 	calls := log.Calls(t)
-	if len(calls) != 1 || calls[0]["backend_kind"] != "web" || calls[0]["app_url"] != "https://cfg.example/app" || calls[0]["headed"] != true {
+	if len(calls) != 2 || calls[0]["call"] != "launch" || calls[0]["url"] != "https://cfg.example/app" || calls[0]["headless"] != false ||
+		calls[1]["backend_kind"] != "web" || calls[1]["app_url"] != "https://cfg.example/app" {
 		t.Fatalf("session calls %v", calls)
 	}
 	write(`{"kind": "linux"}`)
 	o2, log2 := authoringEnv(t, "full")
-	o2.Config = cfg
+	o2.Config, o2.URL, o2.Headed = cfg, "", false
 	start(t, o2)
-	if c := log2.Calls(t); len(c) != 1 || c[0]["backend_kind"] != "linux" || c[0]["app_url"] != nil {
+	if c := log2.Calls(t); len(c) != 2 || c[0]["call"] != "build_backend" || c[1]["backend_kind"] != "linux" || c[1]["app_url"] != nil {
 		t.Fatalf("linux session calls %v", c)
 	}
+	// Without --config the local window has nothing to build Flow's desktop
+	// backend from.
+	o4, _ := authoringEnv(t, "full")
+	o4.URL, o4.Headed = "", false
+	if _, err := New(o4, &syncBuffer{}); err == nil || !strings.HasPrefix(err.Error(), "authoring the local window needs --config") {
+		t.Fatalf("New without a config = %v", err)
+	}
 	o3, _ := authoringEnv(t, "full")
-	o3.Config = filepath.Join(log.Root, "missing.json")
+	o3.Config, o3.URL = filepath.Join(log.Root, "missing.json"), ""
 	if _, err := New(o3, &syncBuffer{}); err == nil || !strings.Contains(err.Error(), "the deployment config could not be read: "+o3.Config) {
 		t.Fatalf("New with a missing config = %v", err)
 	}
@@ -256,6 +359,7 @@ func TestAuthoringCommandResultFromTheHelper(t *testing.T) {
 	}
 	check("get_command_result", map[string]any{}, `{"command_id":null,"result":null,"retry_after_ms":0,"status":"idle"}`)
 	s.call("observe", map[string]any{})
+	s.call("start_record", map[string]any{})
 	check("click", map[string]any{"node_id": "n_0badbad0"}, `{"reason":"stale_node","status":"error"}`)
 	check("get_command_result", map[string]any{"command_id": "anything"}, `{"command_id":"click","result":{"reason":"stale_node","status":"error"},"retry_after_ms":0,"status":"done"}`)
 	check("type", map[string]any{"text": "hunter2-TYPED", "param": "username"}, `{"param":"username","recorded":true,"status":"ok"}`)

@@ -81,6 +81,17 @@ func launchHelper(ctx context.Context, o Options, flow *flowCommand, st *runstor
 	if o.AllowProtectedExport {
 		lo.Mirror = stderr
 	}
+	// Each feature gates the Flow it runs on (docs/helper.md, "Version
+	// gate"): attended actions and the tutorial need the pinned minor, here;
+	// authoring needs Flow's authoring API, checked when its session opens.
+	// A combination whose features disagree stops startup naming the one
+	// that refuses.
+	if o.AllowAttendedActions {
+		lo.Features = append(lo.Features, flowhelper.FeatureAttended)
+	}
+	if o.impliesTutorial() {
+		lo.Features = append(lo.Features, flowhelper.FeatureTutorial)
+	}
 	h, err := flowhelper.Launch(ctx, lo)
 	if err != nil {
 		return nil, configErrorf("%s", startMsg(err))

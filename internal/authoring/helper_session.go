@@ -57,7 +57,10 @@ func (e *ConfigError) Error() string {
 	case "deployment_config":
 		return "the deployment config could not be read: " + e.Config
 	case "deployment_unusable":
-		return "the deployment config's backend.kind is not one authoring can use (web, macos, linux, windows, rdp or citrix): " + e.Config
+		if e.Config == "" {
+			return "authoring the local window needs --config: a deployment config whose backend Flow can build here (kind macos or linux); or pass --url and --headed to author a web application"
+		}
+		return "the deployment config's backend is not one Flow can build for authoring here (web, macos or linux; windows, rdp and citrix are coach-only): " + e.Config
 	case "url_missing":
 		return "authoring a web application needs its URL: set deployment.backend.url in --config or pass --url"
 	}
@@ -71,11 +74,16 @@ func (e *ConfigError) Error() string {
 var configReasons = map[string]bool{"deployment_config": true, "deployment_unusable": true, "url_missing": true, "headed_missing": true}
 
 // UnavailableError is the fail-closed answer when the installed Flow has no
-// usable openadapt_flow.authoring. It wraps [ErrUnavailable].
-type UnavailableError struct{ FlowVersion string }
+// usable openadapt_flow.authoring: the module is absent, or its names and
+// signatures do not fit [flowhelper.AuthoringAPI] (Probe.Mismatched names
+// which). It wraps [ErrUnavailable].
+type UnavailableError struct {
+	FlowVersion string
+	Probe       flowhelper.AuthoringProbe
+}
 
 func (e *UnavailableError) Error() string {
-	return "openadapt_flow.authoring is not available with openadapt-flow " + flowhelper.CleanVersion(e.FlowVersion)
+	return flowhelper.AuthoringUnavailableMessage(e.FlowVersion, e.Probe)
 }
 
 func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
@@ -96,8 +104,8 @@ func Probe(ctx context.Context, o OpenOptions) (available bool, flowVersion stri
 		return false, "", err
 	}
 	defer func() { _, _ = h.Close() }()
-	ok, err := h.ProbeAuthoring(ctx)
-	return ok, h.Hello().FlowVersion, err
+	p, err := h.ProbeAuthoring(ctx)
+	return p.Available(), h.Hello().FlowVersion, err
 }
 
 // Open starts the helper ([flowhelper.Launch]), probes
@@ -125,9 +133,9 @@ func Open(ctx context.Context, o OpenOptions) (*HelperSession, error) {
 // read or lacks what the backend needs gives a [*ConfigError] (its Config is
 // the absolute path: callers put back what the person typed).
 func OpenOn(ctx context.Context, h *flowhelper.Helper, req flowhelper.AuthoringOpenRequest) (*HelperSession, error) {
-	ok, err := h.ProbeAuthoring(ctx)
-	if err == nil && !ok {
-		err = &UnavailableError{FlowVersion: h.Hello().FlowVersion}
+	p, err := h.ProbeAuthoring(ctx)
+	if err == nil && !p.Available() {
+		err = &UnavailableError{FlowVersion: h.Hello().FlowVersion, Probe: p}
 	}
 	if err != nil {
 		return nil, err
@@ -137,13 +145,6 @@ func OpenOn(ctx context.Context, h *flowhelper.Helper, req flowhelper.AuthoringO
 		var fe *flowhelper.Error
 		if errors.As(err, &fe) && fe.Kind == flowhelper.KindInvalid && configReasons[fe.Reason] {
 			return nil, &ConfigError{Reason: fe.Reason, Config: req.DeploymentConfig}
-		}
-		if errors.As(err, &fe) && fe.Reason == "coach_only" {
-			kind := req.BackendKind
-			if kind == "" {
-				kind = "configured"
-			}
-			return nil, fmt.Errorf("%w: the %s backend cannot be driven here", ErrUnavailable, kind)
 		}
 		return nil, fmt.Errorf("%w: the authoring session could not be opened; see the protected local log", ErrUnavailable)
 	}
@@ -156,13 +157,15 @@ func (s *HelperSession) Helper() *flowhelper.Helper { return s.h }
 // Close closes the session and the helper.
 func (s *HelperSession) Close() { _, _ = s.h.Close() }
 
-// Call runs authoring.<tool>. Coach-only sessions refuse start_record, click
-// and type here too, before anything is sent.
+// Call runs authoring.<tool>. A coach-only backend has no session: every
+// session tool is refused with coach_only here, before anything is sent
+// (the helper refuses them too); get_command_result and bind_status are
+// the helper's own and still answer.
 func (s *HelperSession) Call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
 	if !flowhelper.IsAuthoringTool(tool) {
 		return nil, fmt.Errorf("authoring: no session op for %q", tool)
 	}
-	if s.Info.CoachOnly && (tool == "start_record" || tool == "click" || tool == "type") {
+	if s.Info.CoachOnly && tool != "get_command_result" && tool != "bind_status" {
 		return nil, &Refusal{Code: CodeCoachOnly}
 	}
 	res, err := s.h.Authoring(ctx, tool, args)

@@ -69,23 +69,32 @@ func refusal(t *testing.T, err error, want authoring.Code) {
 }
 
 func TestStubWithoutAuthoringFailsClosed(t *testing.T) {
-	for _, mode := range []string{"", "noapi"} {
+	for mode, want := range map[string]string{
+		"":      "openadapt_flow.authoring is not available with openadapt-flow 1.32.0",
+		"noapi": "openadapt_flow.authoring of openadapt-flow 1.32.0 lacks the expected API (open_session, AuthoringSession.__init__, ",
+		"old":   "openadapt_flow.authoring of openadapt-flow 1.32.0 lacks the expected API (open_session)",
+	} {
 		s := newStub(t, mode, "web")
 		_, err := authoring.Open(context.Background(), s.opts)
 		var ue *authoring.UnavailableError
-		if !errors.As(err, &ue) || !errors.Is(err, authoring.ErrUnavailable) ||
-			err.Error() != "openadapt_flow.authoring is not available with openadapt-flow 1.32.0" {
+		if !errors.As(err, &ue) || !errors.Is(err, authoring.ErrUnavailable) || !strings.HasPrefix(err.Error(), want) {
 			t.Fatalf("mode %q: Open = %v", mode, err)
 		}
 		ok, v, err := authoring.Probe(context.Background(), s.opts)
 		if err != nil || ok || v != "1.32.0" {
 			t.Errorf("mode %q: Probe = %v %q %v", mode, ok, v, err)
 		}
+		if calls := s.CallNames(t); calls != "" {
+			t.Errorf("mode %q: Flow was called: %s", mode, calls)
+		}
 	}
 }
 
+// The whole session on the stub of Flow's real module: every call reaches
+// Flow with its real signature (an old-shape call would raise TypeError in
+// the stub and fail here), on one owner thread.
 func TestStubSessionRecordsAndCompiles(t *testing.T) {
-	s := newStub(t, "full", "web", "OPENADAPT_STUBFLOW_AUTHORING_TREE=hostile500")
+	s := newStub(t, "full", "web", "OPENADAPT_STUBFLOW_AUTHORING_TREE=hostile500", "OPENADAPT_STUBFLOW_AUTHORING_FIELD=empty_once")
 	sess := s.open(t)
 	if sess.Info.CoachOnly || !sess.Info.Admit || sess.Info.BackendKind != "web" {
 		t.Fatalf("info %+v", sess.Info)
@@ -109,11 +118,19 @@ func TestStubSessionRecordsAndCompiles(t *testing.T) {
 	call(t, sess, "click", map[string]any{"node_id": "n_00000002", "x": nil, "y": nil})
 	_, err := sess.Call(context.Background(), "click", map[string]any{"node_id": "n_ffffffff", "x": nil, "y": nil})
 	refusal(t, err, authoring.CodeStaleNode)
-	call(t, sess, "type", map[string]any{"text": "hunter2-TYPED", "param": "username", "node_id": nil})
+	call(t, sess, "type", map[string]any{"text": "hunter2-TYPED", "param": "username"})
+	call(t, sess, "press", map[string]any{"key": "Tab"})
 	call(t, sess, "pause_for_input", map[string]any{"node_id": "n_00000001", "param": "password", "secret": true})
+	// Flow refuses to act or compile while paused.
 	_, err = sess.Call(context.Background(), "compile", map[string]any{})
-	refusal(t, err, authoring.CodeMissingSecretType)
-	if r := call(t, sess, "continue_input", map[string]any{}); r["recorded"] != true {
+	refusal(t, err, authoring.CodeInFlight)
+	_, err = sess.Call(context.Background(), "press", map[string]any{"key": "Enter"})
+	refusal(t, err, authoring.CodeInFlight)
+	// The field is still empty: nothing recorded, the pause stays open.
+	if r := call(t, sess, "continue_input", map[string]any{"operator_confirmed": true}); r["recorded"] != false || r["reason"] != "empty_secret_field" {
+		t.Fatalf("continue_input = %v", r)
+	}
+	if r := call(t, sess, "continue_input", map[string]any{"operator_confirmed": true}); r["recorded"] != true || r["reason"] != nil {
 		t.Fatalf("continue_input = %v", r)
 	}
 	_, err = sess.Call(context.Background(), "continue_input", map[string]any{})
@@ -132,8 +149,9 @@ func TestStubSessionRecordsAndCompiles(t *testing.T) {
 	}
 	sess.Close()
 
-	want := []string{"open", "observe", "start_record", "click", "click", "type_text", "pause_for_input", "record_observed",
-		"stop_record", "compile", "admit", "set_coach", "get_coach", "close"}
+	want := []string{"launch", "open", "observe", "start_record", "click", "click", "type_text", "press", "pause_for_input",
+		"compile", "press", "continue_input", "continue_input", "record_observed", "continue_input", "stop_record", "compile", "admit",
+		"backend_close"}
 	if got := s.CallNames(t); got != strings.Join(want, ",") {
 		t.Errorf("session calls\n got %v\nwant %v", got, want)
 	}
@@ -141,23 +159,40 @@ func TestStubSessionRecordsAndCompiles(t *testing.T) {
 	for _, c := range s.Calls(t) {
 		threads[c["thread"].(string)] = true
 		switch c["call"] {
+		case "launch":
+			if c["url"] != "https://app.example/login" || c["headless"] != false || c["no_auto_install"] != "1" {
+				t.Errorf("launch %v", c)
+			}
 		case "open":
-			if c["backend_kind"] != "web" || c["app_url"] != "https://app.example/login" || c["headed"] != true || c["out_dir"] != s.opts.OutDir {
+			if c["backend"] != "PlaywrightBackend" || c["backend_kind"] != "web" || c["app_url"] != "https://app.example/login" || c["out_dir"] != s.opts.OutDir {
 				t.Errorf("open %v", c)
+			}
+		case "pause_for_input":
+			if c["param"] != "password" || c["secret"] != true || c["node_id"] != "n_00000001" {
+				t.Errorf("pause_for_input %v", c)
+			}
+		case "continue_input":
+			// The third continue is the bare one (not paused): unconfirmed.
+			if _, ok := c["operator_confirmed"].(bool); !ok {
+				t.Errorf("continue_input %v", c)
 			}
 		case "record_observed":
 			// Continue records the person's input on the pause target, secret, with no text.
-			if c["param"] != "password" || c["secret"] != true || c["node_id"] != "n_00000001" || c["text"] != nil {
+			if c["param"] != "password" || c["secret"] != true || c["has_text"] != false {
 				t.Errorf("record_observed %v", c)
 			}
 		case "type_text":
 			if c["text"] != "hunter2-TYPED" || c["param"] != "username" {
 				t.Errorf("type_text %v", c)
 			}
+		case "press":
+			if c["key"] != "Tab" && c["key"] != "Enter" {
+				t.Errorf("press %v", c)
+			}
 		}
 	}
-	if len(threads) != 1 {
-		t.Errorf("session calls ran on %d threads, want one owner thread: %v", len(threads), threads)
+	if len(threads) != 1 || !threads["openadapt-authoring_0"] {
+		t.Errorf("Flow calls ran on %v, want one owner thread", threads)
 	}
 	logData, _ := os.ReadFile(sess.Helper().LogPath)
 	if strings.Contains(string(logData), "hunter2") {
@@ -165,45 +200,92 @@ func TestStubSessionRecordsAndCompiles(t *testing.T) {
 	}
 }
 
+// A secret pause that was never recorded refuses compile; a secret pause
+// needs a target with an area (a point click has none); a pause needs a
+// target at all.
+func TestStubSessionPauseRefusals(t *testing.T) {
+	s := newStub(t, "full", "web")
+	sess := s.open(t)
+	call(t, sess, "start_record", map[string]any{})
+	_, err := sess.Call(context.Background(), "pause_for_input", map[string]any{"param": "note"})
+	refusal(t, err, authoring.CodeMissingPauseTarget)
+	call(t, sess, "click", map[string]any{"x": 5, "y": 6})
+	_, err = sess.Call(context.Background(), "pause_for_input", map[string]any{"param": "password", "secret": true})
+	refusal(t, err, authoring.CodeMissingRedactRegion)
+	call(t, sess, "observe", map[string]any{})
+	call(t, sess, "pause_for_input", map[string]any{"node_id": "n_0000000b", "param": "password", "secret": true})
+	call(t, sess, "stop_record", map[string]any{})
+	_, err = sess.Call(context.Background(), "compile", map[string]any{})
+	refusal(t, err, authoring.CodeMissingSecretType)
+	_, err = sess.Call(context.Background(), "admit", map[string]any{"confirm": nil})
+	refusal(t, err, authoring.CodeNotCompiled)
+	call(t, sess, "halt", map[string]any{})
+	_, err = sess.Call(context.Background(), "observe", map[string]any{})
+	refusal(t, err, authoring.CodeHalted)
+	sess.Close()
+	// The backend was closed at halt, once.
+	if n := strings.Count(s.CallNames(t), "backend_close"); n != 1 || !strings.HasSuffix(s.CallNames(t), "halt,backend_close,observe") {
+		t.Errorf("calls %s", s.CallNames(t))
+	}
+}
+
+// A masked secret Flow cannot read back is recorded only when the person
+// confirmed; an undocumented reason from Flow is not_recorded.
+func TestStubContinueReasons(t *testing.T) {
+	for _, tc := range []struct {
+		field     string
+		confirmed bool
+		recorded  bool
+		reason    any
+	}{
+		{"masked", false, false, "unconfirmed_masked_secret"},
+		{"masked", true, true, nil},
+		{"odd", true, false, "not_recorded"},
+	} {
+		s := newStub(t, "full", "web", "OPENADAPT_STUBFLOW_AUTHORING_FIELD="+tc.field)
+		sess := s.open(t)
+		call(t, sess, "observe", map[string]any{})
+		call(t, sess, "start_record", map[string]any{})
+		call(t, sess, "pause_for_input", map[string]any{"node_id": "n_0000000b", "param": "password", "secret": true})
+		r := call(t, sess, "continue_input", map[string]any{"operator_confirmed": tc.confirmed})
+		if r["recorded"] != tc.recorded || r["reason"] != tc.reason {
+			t.Errorf("%s confirmed=%v: %v", tc.field, tc.confirmed, r)
+		}
+		if b, _ := json.Marshal(r); strings.Contains(string(b), "CANARY") {
+			t.Errorf("Flow's text crossed: %s", b)
+		}
+		sess.Close()
+	}
+}
+
 func TestStubCoachOnlyBackend(t *testing.T) {
 	for _, backend := range []string{"windows", "rdp", "citrix"} {
 		s := newStub(t, "full", backend)
 		sess := s.open(t)
-		if !sess.Info.CoachOnly {
-			t.Fatalf("%s: not coach-only", backend)
+		if !sess.Info.CoachOnly || sess.Info.Admit {
+			t.Fatalf("%s: info %+v", backend, sess.Info)
 		}
-		o := authoring.ProjectObserve(call(t, sess, "observe", map[string]any{}))
-		if !o.CoachOnly || o.AgentDrive || len(o.Tree) != 0 || o.Backend != backend {
-			t.Errorf("%s: observe %+v", backend, o)
-		}
-		for _, tool := range []string{"start_record", "click", "type"} {
-			args := map[string]any{}
-			switch tool {
-			case "click":
-				args = map[string]any{"node_id": "n_00000001", "x": nil, "y": nil}
-			case "type":
-				args = map[string]any{"text": "x", "param": nil, "node_id": nil}
-			}
-			_, err := sess.Call(context.Background(), tool, args)
+		for _, tool := range []string{"observe", "start_record", "click", "type", "press", "pause_for_input", "continue_input",
+			"stop_record", "halt", "compile", "admit", "set_coach", "get_coach"} {
+			_, err := sess.Call(context.Background(), tool, map[string]any{})
 			refusal(t, err, authoring.CodeCoachOnly)
 		}
+		if r := call(t, sess, "bind_status", map[string]any{}); r["bound"] != true {
+			t.Errorf("%s: bind_status %v", backend, r)
+		}
 		sess.Close()
-		if got := s.CallNames(t); got != "open,observe,close" {
-			t.Errorf("%s: session calls %s", backend, got)
+		// Nothing that drives was built: no backend, no session.
+		if got := s.CallNames(t); got != "" {
+			t.Errorf("%s: Flow calls %s", backend, got)
 		}
 	}
 }
 
 func TestStubWithoutAdmitAndFailedClick(t *testing.T) {
-	s := newStub(t, "no_admit", "web", "OPENADAPT_STUBFLOW_AUTHORING_CLICK=crash")
+	s := newStub(t, "full", "web", "OPENADAPT_STUBFLOW_AUTHORING_CLICK=crash")
 	sess := s.open(t)
-	if sess.Info.Admit {
-		t.Fatal("a session without admit reports admit")
-	}
-	if _, err := sess.Call(context.Background(), "admit", map[string]any{"confirm": "ok"}); !errors.Is(err, authoring.ErrUnavailable) {
-		t.Fatalf("admit = %v", err)
-	}
 	call(t, sess, "observe", map[string]any{})
+	call(t, sess, "start_record", map[string]any{})
 	if _, err := sess.Call(context.Background(), "click", map[string]any{"node_id": "n_0000000a", "x": nil, "y": nil}); !errors.Is(err, authoring.ErrUncertain) {
 		t.Fatalf("a click that died mid-way = %v, want uncertain", err)
 	}
@@ -217,8 +299,22 @@ func TestStubWithoutAdmitAndFailedClick(t *testing.T) {
 			t.Errorf("click %v accepted", args)
 		}
 	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"press", map[string]any{"key": "a"}},
+		{"press", map[string]any{"key": "Shift+a"}},
+		{"press", map[string]any{"key": "Control+Control+End"}},
+		{"type", map[string]any{"text": "x", "node_id": "n_0000000a"}},
+		{"pause_for_input", map[string]any{"node_id": "n_0000000a"}},
+	} {
+		if _, err := sess.Call(context.Background(), tc.tool, tc.args); err == nil {
+			t.Errorf("%s %v accepted", tc.tool, tc.args)
+		}
+	}
 	sess.Close()
-	if got := s.CallNames(t); got != "open,observe,click,close" {
+	if got := s.CallNames(t); got != "launch,open,observe,start_record,click,backend_close" {
 		t.Errorf("session calls %s", got)
 	}
 }
@@ -267,9 +363,25 @@ func TestStubSessionFromDeploymentConfig(t *testing.T) {
 			if sess.Info.BackendKind != tc.backend || sess.Info.Headed != tc.hdd || sess.Info.CoachOnly != (tc.backend == "citrix") {
 				t.Fatalf("info %+v", sess.Info)
 			}
+			// The backend through Flow's own entry point, then the session
+			// over it; a coach-only kind builds nothing.
 			calls := s.Calls(t)
-			if len(calls) != 1 || calls[0]["call"] != "open" || calls[0]["backend_kind"] != tc.backend ||
-				calls[0]["app_url"] != tc.appURL || calls[0]["headed"] != tc.hdd || calls[0]["out_dir"] != s.opts.OutDir {
+			switch tc.backend {
+			case "web":
+				if len(calls) != 2 || calls[0]["call"] != "launch" || calls[0]["url"] != tc.appURL || calls[0]["headless"] != !tc.hdd {
+					t.Fatalf("calls %v", calls)
+				}
+			case "linux":
+				if len(calls) != 2 || calls[0]["call"] != "build_backend" || calls[0]["kind"] != "linux" {
+					t.Fatalf("calls %v", calls)
+				}
+			default:
+				if len(calls) != 0 {
+					t.Fatalf("calls %v", calls)
+				}
+				return
+			}
+			if calls[1]["call"] != "open" || calls[1]["backend_kind"] != tc.backend || calls[1]["app_url"] != tc.appURL || calls[1]["out_dir"] != s.opts.OutDir {
 				t.Fatalf("session calls %v", calls)
 			}
 		})
@@ -289,10 +401,16 @@ func TestStubDeploymentConfigRefusals(t *testing.T) {
 		{"web without headed", map[string]any{"kind": "web", "url": "https://cfg.example/app"}, "headed_missing",
 			"authoring a web application needs a visible browser, so the person can sign in there: set deployment.backend.headed: true in --config or pass --headed"},
 		{"an unknown backend kind", map[string]any{"kind": "mainframe"}, "deployment_unusable",
-			"the deployment config's backend.kind is not one authoring can use (web, macos, linux, windows, rdp or citrix): CONFIG"},
+			"the deployment config's backend is not one Flow can build for authoring here (web, macos or linux; windows, rdp and citrix are coach-only): CONFIG"},
+		{"a kind Flow cannot build here", map[string]any{"kind": "macos", "refuse": true}, "deployment_unusable",
+			"the deployment config's backend is not one Flow can build for authoring here (web, macos or linux; windows, rdp and citrix are coach-only): CONFIG"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newStub(t, "full", "")
+			var knobs []string
+			if tc.cfg["refuse"] == true {
+				knobs = append(knobs, "OPENADAPT_STUBFLOW_BUILD=refuse")
+			}
+			s := newStub(t, "full", "", knobs...)
 			s.opts.DeploymentConfig = filepath.Join(s.Root, "deployment.json")
 			if tc.cfg != nil {
 				s.writeConfig(t, tc.cfg)
@@ -309,10 +427,22 @@ func TestStubDeploymentConfigRefusals(t *testing.T) {
 			if strings.Contains(ce.Error(), "cfg.example") || strings.Contains(err.Error(), "CANARY") {
 				t.Errorf("the message holds a config value: %v", err)
 			}
-			if calls := s.CallNames(t); calls != "" {
-				t.Errorf("the session was opened: %s", calls)
+			wantCalls := ""
+			if tc.cfg["refuse"] == true {
+				wantCalls = "build_backend"
+			}
+			if calls := s.CallNames(t); calls != wantCalls {
+				t.Errorf("Flow calls %s, want %s", calls, wantCalls)
 			}
 		})
+	}
+	// Without a config the local window has no deployment to build
+	// Flow's desktop backend from.
+	s0 := newStub(t, "full", "linux")
+	_, err0 := authoring.Open(context.Background(), s0.opts)
+	var ce0 *authoring.ConfigError
+	if !errors.As(err0, &ce0) || ce0.Reason != "deployment_unusable" || !strings.HasPrefix(ce0.Error(), "authoring the local window needs --config") {
+		t.Fatalf("Open without a config = %v", err0)
 	}
 	// Without a config, --url without --headed names --headed.
 	s := newStub(t, "full", "web")
@@ -345,6 +475,7 @@ func TestStubCommandResultAndBindStatus(t *testing.T) {
 		t.Fatalf("bind_status = %s", got)
 	}
 	call(t, sess, "observe", map[string]any{})
+	call(t, sess, "start_record", map[string]any{})
 	call(t, sess, "click", map[string]any{"node_id": "n_0000000c"})
 	if got := marshalJSON(t, last()); got != `{"command_id":"click","result":{"node_id":"n_0000000c","status":"ok"},"retry_after_ms":0,"status":"done"}` {
 		t.Errorf("after click = %s", got)
@@ -362,9 +493,13 @@ func TestStubCommandResultAndBindStatus(t *testing.T) {
 	if got := marshalJSON(t, last()); got != `{"command_id":"pause_for_input","result":{"param":"password","secret":true,"status":"paused"},"retry_after_ms":0,"status":"done"}` {
 		t.Errorf("after pause = %s", got)
 	}
-	call(t, sess, "continue_input", map[string]any{})
+	call(t, sess, "continue_input", map[string]any{"operator_confirmed": true})
 	if got := marshalJSON(t, last()); got != `{"command_id":"continue_input","result":{"param":"password","recorded":true},"retry_after_ms":0,"status":"done"}` {
 		t.Errorf("after continue = %s", got)
+	}
+	call(t, sess, "press", map[string]any{"key": "Control+End"})
+	if got := marshalJSON(t, last()); got != `{"command_id":"press","result":{"key":"Control+End","status":"ok"},"retry_after_ms":0,"status":"done"}` {
+		t.Errorf("after press = %s", got)
 	}
 	call(t, sess, "compile", map[string]any{})
 	if got := marshalJSON(t, last()); got != `{"command_id":"compile","result":{"workflow_id":"wf_stubdraft01"},"retry_after_ms":0,"status":"done"}` {
@@ -381,7 +516,7 @@ func TestStubCommandResultAndBindStatus(t *testing.T) {
 		t.Errorf("projected = %v %v", body, ok)
 	}
 	// The session never sees them: they are the helper's own state.
-	if got := s.CallNames(t); got != "open,observe,click,click,type_text,pause_for_input,record_observed,compile" {
+	if got := s.CallNames(t); got != "launch,open,observe,start_record,click,click,type_text,pause_for_input,continue_input,record_observed,press,compile" {
 		t.Errorf("session calls %s", got)
 	}
 	// Closed requests: no field is accepted.

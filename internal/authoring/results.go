@@ -2,7 +2,10 @@ package authoring
 
 import (
 	"regexp"
+	"slices"
+	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
 
@@ -51,10 +54,47 @@ type PauseResult struct {
 }
 
 // RecordedResult is continue_input's receipt (and a hosted pause's final
-// result): the person's input was recorded with record_observed.
+// result): the person's input was recorded with record_observed, or, with
+// Recorded false, nothing was recorded for Reason (one of
+// [ContinueReasons]) and the pause stays open.
 type RecordedResult struct {
 	Recorded bool   `json:"recorded"`
 	Param    string `json:"param,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// ContinueReasons are why continue_input may record nothing: a secret or
+// plain field the person left empty, a masked secret the person did not
+// confirm, a field that cannot be read back, or (for a reason Flow does not
+// document) not_recorded.
+var ContinueReasons = flowhelper.ContinueReasons
+
+// PressKeyRE is the closed grammar of press: a named key that types no
+// character, optionally after modifiers (docs/authoring.md, MCP tools);
+// [ValidPressKey] also refuses a repeated modifier.
+var PressKeyRE = lazyre.New(`^(?:(?:Control|Alt|Meta|Shift)\+){0,4}(?:Enter|Tab|Escape|Backspace|Delete|ArrowUp|ArrowDown|ArrowLeft|ArrowRight|Home|End|PageUp|PageDown|F[1-9]|F1[0-2])$`)
+
+// ValidPressKey reports whether key is in press's grammar.
+func ValidPressKey(key string) bool {
+	if !PressKeyRE().MatchString(key) {
+		return false
+	}
+	mods := strings.Split(key, "+")
+	mods = mods[:len(mods)-1]
+	seen := map[string]bool{}
+	for _, m := range mods {
+		if seen[m] {
+			return false
+		}
+		seen[m] = true
+	}
+	return true
+}
+
+// PressResult is press's receipt: the key (a grammar value, never text).
+type PressResult struct {
+	Status string `json:"status"`
+	Key    string `json:"key,omitempty"`
 }
 
 // CompileResult is compile's result: always needs_human_admit, never
@@ -128,8 +168,8 @@ func ProjectGetCoach(raw map[string]any) CoachGetResult {
 
 // Project is the MCP result of tool built from a helper answer: the op's
 // result with the request fields the helper echoes (click node_id; type
-// param; pause_for_input param and secret; continue_input the pause's
-// param; set_coach hint; docs/authoring.md), or a refusal
+// param; press key; pause_for_input param and secret; continue_input the
+// pause's param; set_coach hint; docs/authoring.md), or a refusal
 // {"status":"error","reason":code}. Every value is validated again; ok is
 // false when raw is not an answer of tool (a helper that misbehaved).
 func Project(tool string, raw map[string]any) (result any, ok bool) {
@@ -165,11 +205,21 @@ func Project(tool string, raw map[string]any) (result any, ok bool) {
 		return StopResult{Status: "stopped"}, true
 	case "type":
 		return TypeResult{Status: "ok", Recorded: true, Param: param}, pok
+	case "press":
+		k, present := raw["key"].(string)
+		return PressResult{Status: "ok", Key: k}, present && ValidPressKey(k)
 	case "pause_for_input":
 		secret, present := raw["secret"]
 		return PauseResult{Status: "paused", Param: param, Secret: secret == true}, pok && (!present || secret == true)
 	case "continue_input":
-		return RecordedResult{Recorded: true, Param: param}, pok
+		switch raw["recorded"] {
+		case true:
+			return RecordedResult{Recorded: true, Param: param}, pok && raw["reason"] == nil
+		case false:
+			r, _ := raw["reason"].(string)
+			return RecordedResult{Recorded: false, Param: param, Reason: r}, pok && slices.Contains(ContinueReasons, r)
+		}
+		return nil, false
 	case "compile":
 		return ProjectCompile(raw), true
 	case "admit":

@@ -41,6 +41,15 @@ const (
 	CodeNotCompiled          Code = "not_compiled"
 	CodeReconcile            Code = "reconciliation_required"
 	CodeUnknownCommand       Code = "unknown_command"
+	// The rest of Flow's refusals (docs/authoring.md, Errors): the session
+	// was halted; a recording is already running; a pause has no target
+	// (no node, no earlier click), or a secret pause's target has no area to
+	// redact; and the one reason of every code Flow adds later.
+	CodeHalted              Code = "halted"
+	CodeAlreadyRecording    Code = "already_recording"
+	CodeMissingPauseTarget  Code = "missing_pause_target"
+	CodeMissingRedactRegion Code = "missing_redact_region"
+	CodeSessionRefused      Code = "session_refused"
 )
 
 // Mailbox is the code's spelling in a mailbox callback. The hosted command
@@ -54,6 +63,10 @@ func (c Code) Mailbox() string {
 		return "COACH_ONLY"
 	case CodeReconcile:
 		return "RECONCILIATION_REQUIRED"
+	case CodeInvalidArguments:
+		// Flow refused the command's arguments: the mailbox's own code for
+		// arguments outside a tool's shape.
+		return string(CodeUnknownCommand)
 	}
 	return string(c)
 }
@@ -64,6 +77,8 @@ var knownCodes = map[Code]bool{
 	CodeStaleNode: true, CodeInFlight: true, CodeCoachOnly: true, CodeNotRecording: true,
 	CodeNotPaused: true, CodeMissingSecretType: true, CodeAdmitRefused: true,
 	CodeAuthoringUnavailable: true, CodeInvalidArguments: true, CodeNotCompiled: true,
+	CodeHalted: true, CodeAlreadyRecording: true, CodeMissingPauseTarget: true,
+	CodeMissingRedactRegion: true, CodeSessionRefused: true,
 }
 
 // ParseCode returns the refusal code named by s when it is one a session may

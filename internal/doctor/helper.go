@@ -15,20 +15,26 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
-// The Flow-side helper checks (docs/helper.md, "Startup"): Flow's
-// interpreter found as serve finds it (flowhelper.Launch), the helper
-// handshake (start, hello, version pin, close), the deployment config
-// through the read-only deployment.check op (no browser), and authoring
-// availability through authoring.probe, all on one short-lived helper.
+// The Flow-side helper checks (docs/helper.md, "Startup" and "Version
+// gate"): Flow's interpreter found as serve finds it (flowhelper.Launch),
+// the helper handshake (start, hello, close), then each feature's own
+// verdict on that Flow (attended actions and the tutorial by the pinned
+// minor, authoring by authoring.probe of Flow's API), and the deployment
+// config through the read-only deployment.check op (no browser), all on one
+// short-lived helper.
 
 // Check ids of the helper checks, in report order.
 const (
 	IDFlowPython = "flow_python"
 	IDHelper     = "flow_helper"
+	// IDAttended and IDTutorial are the pinned-minor verdicts of attended
+	// actions and the tutorial.
+	IDAttended   = "attended_actions"
+	IDTutorial   = "tutorial"
 	IDDeployment = "deployment_config"
 	// IDAuthoring is the authoring check: whether the installed Flow
-	// provides openadapt_flow.authoring (serve --authoring, authoring
-	// connect).
+	// provides an openadapt_flow.authoring of the expected API (serve
+	// --authoring, authoring connect).
 	IDAuthoring = "authoring"
 )
 
@@ -44,17 +50,20 @@ type HelperOptions struct {
 	Environ []string
 }
 
-// HelperFunc runs the helper checks and returns exactly four checks:
-// flow_python, flow_helper, deployment_config and authoring. A hook, like
-// [LedgerFunc], so report tests need no Python.
+// HelperFunc runs the helper checks and returns exactly six checks:
+// flow_python, flow_helper, attended_actions, tutorial, deployment_config
+// and authoring. A hook, like [LedgerFunc], so report tests need no Python.
 type HelperFunc func(ctx context.Context, o HelperOptions) []Check
 
 // HelperChecks is the [HelperFunc] of a real machine.
 func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 	py := Check{ID: IDFlowPython, Status: Warn}
 	hc := Check{ID: IDHelper, Status: Warn}
+	at := Check{ID: IDAttended, Status: Warn}
+	tu := Check{ID: IDTutorial, Status: Warn}
 	dc := Check{ID: IDDeployment, Status: Warn}
 	ac := Check{ID: IDAuthoring, Status: Warn}
+	all := func() []Check { return []Check{py, hc, at, tu, dc, ac} }
 	// An explicit --flow-python or --config says the operator means to use
 	// the helper: then a problem fails instead of warning.
 	intent := Warn
@@ -69,8 +78,10 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 			dc.Status = intent
 			dc.Message = "not checked: " + why
 		}
+		at.Message = "not checked: " + why
+		tu.Message = "not checked: " + why
 		ac.Message = "not checked: " + why
-		return []Check{py, hc, dc, ac}
+		return all()
 	}
 	words, err := flowrun.SplitCommand(o.FlowCLI)
 	if err != nil || len(words) == 0 {
@@ -132,7 +143,7 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 		}
 		r := notChecked("the Flow helper did not start")
 		r[1] = Check{ID: IDHelper, Status: intent, Message: "the Flow helper did not complete its handshake: " + msg,
-			Fix: "the helper runs with Flow's own Python: pass the interpreter that imports openadapt_flow 1.32.x as --flow-python"}
+			Fix: "the helper runs with Flow's own Python: pass the interpreter that imports openadapt_flow as --flow-python"}
 		return r
 	}
 	defer func() { _, _ = h.Close() }()
@@ -158,9 +169,34 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 			hc.Fix = "pass --flow-python the interpreter of the same Flow install as --flow-cli"
 		}
 	}
-	dc = checkDeployment(ctx, h, o)
+	at, tu = pinnedChecks(h, intent)
+	if h.Pinned() {
+		dc = checkDeployment(ctx, h, o)
+	} else if o.Config == "" {
+		dc = noConfig()
+	} else {
+		dc.Status = intent
+		dc.Message = "not checked: attended actions do not run on openadapt-flow " + flowhelper.CleanVersion(hl.FlowVersion)
+	}
 	ac = probeAuthoring(ctx, h)
-	return []Check{py, hc, dc, ac}
+	return all()
+}
+
+// pinnedChecks are the verdicts of attended actions and the tutorial,
+// which need the pinned Flow minor. An unsupported version fails attended
+// actions when the operator means to use them (--flow-python or --config)
+// and warns otherwise; the tutorial only warns.
+func pinnedChecks(h *flowhelper.Helper, intent Status) (Check, Check) {
+	v := flowhelper.CleanVersion(h.Hello().FlowVersion)
+	if h.Pinned() {
+		return Check{ID: IDAttended, Status: OK, Message: "openadapt-flow " + v + " is supported by attended actions (serve --allow-attended-actions, attention)"},
+			Check{ID: IDTutorial, Status: OK, Message: "openadapt-flow " + v + " is supported by the tutorial (serve --allow-run without bundles, tutorial prepare)"}
+	}
+	fix := "attended actions and the tutorial are written against openadapt-flow " + flowhelper.SupportedFlow + ": install that release for them; authoring does not need it"
+	return Check{ID: IDAttended, Status: intent, Fix: fix,
+			Message: "openadapt-flow " + v + " is not supported by attended actions; supported: " + flowhelper.SupportedFlow + " (serve --allow-attended-actions and attention refuse to start)"},
+		Check{ID: IDTutorial, Status: Warn, Fix: fix,
+			Message: "openadapt-flow " + v + " is not supported by the tutorial; supported: " + flowhelper.SupportedFlow + " (the tutorial refuses to start)"}
 }
 
 func noConfig() Check {
@@ -204,21 +240,22 @@ func checkDeployment(ctx context.Context, h *flowhelper.Helper, o HelperOptions)
 	return c
 }
 
-// probeAuthoring runs authoring.probe. Authoring is optional, so a missing
-// module is a warning, never a failure.
+// probeAuthoring runs authoring.probe (Flow's API, not its version).
+// Authoring is optional, so an absent or different module is a warning,
+// never a failure.
 func probeAuthoring(ctx context.Context, h *flowhelper.Helper) Check {
 	c := Check{ID: IDAuthoring, Status: Warn}
 	v := flowhelper.CleanVersion(h.Hello().FlowVersion)
-	ok, err := h.ProbeAuthoring(ctx)
+	p, err := h.ProbeAuthoring(ctx)
 	switch {
 	case err != nil:
 		c.Message = "not checked: the Flow helper did not answer the authoring probe"
-	case ok:
+	case p.Available():
 		c.Status = OK
 		c.Message = "openadapt_flow.authoring is available with openadapt-flow " + v + ": serve --authoring and authoring connect can run"
 	default:
-		c.Message = "openadapt_flow.authoring is not available with openadapt-flow " + v + ": serve --authoring and authoring connect fail closed"
-		c.Fix = "authoring needs a Flow release that ships openadapt_flow.authoring; everything else works without it"
+		c.Message = flowhelper.AuthoringUnavailableMessage(h.Hello().FlowVersion, p) + ": serve --authoring and authoring connect fail closed"
+		c.Fix = "authoring needs a Flow release whose openadapt_flow.authoring has the API this build expects; everything else works without it"
 	}
 	return c
 }

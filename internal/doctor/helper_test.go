@@ -50,8 +50,14 @@ func shWrapper(t *testing.T, version string) string {
 
 func byID(t *testing.T, cs []Check) map[string]Check {
 	t.Helper()
-	if len(cs) != 4 {
-		t.Fatalf("want 4 checks, got %+v", cs)
+	if len(cs) != 6 {
+		t.Fatalf("want 6 checks, got %+v", cs)
+	}
+	want := []string{IDFlowPython, IDHelper, IDAttended, IDTutorial, IDDeployment, IDAuthoring}
+	for i, c := range cs {
+		if c.ID != want[i] {
+			t.Fatalf("checks %+v, want the order %v", cs, want)
+		}
 	}
 	m := map[string]Check{}
 	for _, c := range cs {
@@ -66,7 +72,7 @@ func TestHelperChecksWithoutInterpreter(t *testing.T) {
 	if c := m[IDFlowPython]; c.Status != Warn || !strings.Contains(c.Message, "not a Python console script") || !strings.Contains(c.Fix, "--flow-python") {
 		t.Errorf("flow_python %+v", c)
 	}
-	for _, id := range []string{IDHelper, IDAuthoring} {
+	for _, id := range []string{IDHelper, IDAttended, IDTutorial, IDAuthoring} {
 		if c := m[id]; c.Status != Warn || c.Message != "not checked: no Flow Python interpreter" {
 			t.Errorf("%s %+v", id, c)
 		}
@@ -91,7 +97,7 @@ func TestHelperChecksFakeHelper(t *testing.T) {
 		msg                            map[string]string
 	}{
 		{name: "ok", runVersion: "1.32.0", o: HelperOptions{Config: deploy, Headed: true},
-			want: map[string]Status{IDFlowPython: OK, IDHelper: OK, IDDeployment: OK, IDAuthoring: Warn},
+			want: map[string]Status{IDFlowPython: OK, IDHelper: OK, IDAttended: OK, IDTutorial: OK, IDDeployment: OK, IDAuthoring: Warn},
 			msg: map[string]string{IDFlowPython: "Flow's Python interpreter (--flow-python): " + py,
 				IDHelper:     "answered hello in ",
 				IDDeployment: "the deployment config loads (backend web)",
@@ -109,10 +115,18 @@ func TestHelperChecksFakeHelper(t *testing.T) {
 		{name: "run-version-differs", runVersion: "1.32.1",
 			want: map[string]Status{IDHelper: Fail},
 			msg:  map[string]string{IDHelper: "the Flow helper runs openadapt-flow 1.32.0 but the run command reports 1.32.1; they must match"}},
+		// hello answers on any version; each feature gives its own verdict
+		// (with --flow-python the operator means to use attended actions).
 		{name: "unsupported", mode: "hello-version=1.33.0", runVersion: "1.33.0",
-			want: map[string]Status{IDFlowPython: OK, IDHelper: Fail, IDAuthoring: Warn},
-			msg: map[string]string{IDHelper: "openadapt-flow 1.33.0 is not supported by this build; supported: 1.32.x",
-				IDAuthoring: "not checked: the Flow helper did not start"}},
+			want: map[string]Status{IDFlowPython: OK, IDHelper: OK, IDAttended: Fail, IDTutorial: Warn, IDDeployment: OK, IDAuthoring: Warn},
+			msg: map[string]string{IDHelper: "openadapt-flow 1.33.0, Python",
+				IDAttended:   "openadapt-flow 1.33.0 is not supported by attended actions; supported: 1.32.x",
+				IDTutorial:   "openadapt-flow 1.33.0 is not supported by the tutorial; supported: 1.32.x",
+				IDDeployment: "no --config given",
+				IDAuthoring:  "openadapt_flow.authoring is not available with openadapt-flow 1.33.0: serve --authoring and authoring connect fail closed"}},
+		{name: "unsupported-with-config", mode: "hello-version=1.33.0", runVersion: "1.33.0", o: HelperOptions{Config: deploy, Headed: true},
+			want: map[string]Status{IDHelper: OK, IDAttended: Fail, IDDeployment: Fail},
+			msg:  map[string]string{IDDeployment: "not checked: attended actions do not run on openadapt-flow 1.33.0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("OPENADAPT_FAKE_HELPER_MODE", tc.mode)

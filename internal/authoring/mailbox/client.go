@@ -467,8 +467,9 @@ func parseArgs(tool string, raw map[string]json.RawMessage) (args, bool) {
 		}
 		a.nodeID = s
 	case "pause_for_input":
+		// Flow's pause needs the parameter the input binds to.
 		s, present, ok := str("param")
-		if !ok || (present && !authoring.ParamRE().MatchString(s)) {
+		if !ok || !present || !authoring.ParamRE().MatchString(s) {
 			return a, false
 		}
 		a.param = s
@@ -553,28 +554,49 @@ func (c *client) execute(ctx context.Context, tool string, a args) (any, string)
 
 // pause is the hosted pause: the session captures the pause target, the
 // person types in the app and presses Enter here, and continue_input records
-// what they typed with record_observed (never type_text).
+// what they typed with record_observed (never type_text). Enter is the
+// person's confirmation (operator_confirmed). When Flow records nothing (an
+// empty or unreadable field) the pause stays open: the terminal says why
+// and waits for Enter again; the command is answered once something was
+// recorded.
 func (c *client) pause(ctx context.Context, a args) (any, string) {
-	req := map[string]any{}
-	if a.param != "" {
-		req["param"] = a.param
-	}
+	req := map[string]any{"param": a.param}
 	if a.secret {
 		req["secret"] = true
 	}
 	if _, err := c.cfg.Session.Call(ctx, "pause_for_input", req); err != nil {
 		return nil, c.sessionCode(err, false)
 	}
-	if err := c.cfg.Terminal.WaitEnter(ctx, PausePrompt); err != nil {
-		if ctx.Err() != nil {
-			return nil, ""
+	prompt := PausePrompt
+	for {
+		if err := c.cfg.Terminal.WaitEnter(ctx, prompt); err != nil {
+			if ctx.Err() != nil {
+				return nil, ""
+			}
+			return nil, codeUnavailable
 		}
-		return nil, codeUnavailable
+		raw, err := c.cfg.Session.Call(ctx, "continue_input", map[string]any{"operator_confirmed": true})
+		if err != nil {
+			return nil, c.sessionCode(err, false)
+		}
+		if raw["recorded"] == true {
+			return authoring.RecordedResult{Recorded: true, Param: a.param}, ""
+		}
+		r, _ := raw["reason"].(string)
+		prompt = notRecordedPrompt(r)
 	}
-	if _, err := c.cfg.Session.Call(ctx, "continue_input", map[string]any{}); err != nil {
-		return nil, c.sessionCode(err, false)
+}
+
+// notRecordedPrompt is the terminal line after Flow recorded nothing, by
+// continue_input's closed reason.
+func notRecordedPrompt(reason string) string {
+	switch reason {
+	case "empty_secret_field", "empty_field":
+		return "Nothing was recorded: the field is still empty. Type in the app, then press Enter"
+	case "unreadable_field":
+		return "Nothing was recorded: the field could not be read back. Type in the app, then press Enter"
 	}
-	return authoring.RecordedResult{Recorded: true, Param: a.param}, ""
+	return "Nothing was recorded. Type in the app, then press Enter"
 }
 
 // sessionCode maps a session error to the callback code. For a click, any

@@ -24,6 +24,8 @@ type fakeSession struct {
 	calls   []string // "tool {args json}"
 	results map[string]map[string]any
 	errs    map[string]error
+	// continues answer continue_input in order; then it records.
+	continues []map[string]any
 }
 
 func (s *fakeSession) Call(_ context.Context, tool string, args map[string]any) (map[string]any, error) {
@@ -36,6 +38,14 @@ func (s *fakeSession) Call(_ context.Context, tool string, args map[string]any) 
 	}
 	if r, ok := s.results[tool]; ok {
 		return r, nil
+	}
+	if tool == "continue_input" {
+		if len(s.continues) > 0 {
+			r := s.continues[0]
+			s.continues = s.continues[1:]
+			return r, nil
+		}
+		return map[string]any{"recorded": true, "reason": nil}, nil
 	}
 	return map[string]any{}, nil
 }
@@ -241,7 +251,7 @@ func TestHappyPathAllowObserveClickPauseCompile(t *testing.T) {
 		t.Errorf("callbacks (-want +got):\n%s", d)
 	}
 	wantCalls := []string{`observe {}`, `start_record {}`, `click {"node_id":"n_0000000a"}`,
-		`pause_for_input {"param":"password","secret":true}`, `continue_input {}`, `compile {}`,
+		`pause_for_input {"param":"password","secret":true}`, `continue_input {"operator_confirmed":true}`, `compile {}`,
 		`set_coach {"hint":"Click Save"}`, `get_coach {}`, `stop_record {}`}
 	if d := cmp.Diff(wantCalls, h.sess.Calls()); d != "" {
 		t.Errorf("session calls (-want +got):\n%s", d)
@@ -342,6 +352,49 @@ func TestBadResponsesInARow(t *testing.T) {
 				t.Errorf("callbacks were sent: %v", h.callbacks(t))
 			}
 		})
+	}
+}
+
+// When Flow records nothing (the field is still empty), the pause stays
+// open: the terminal says so and waits for Enter again, and the command is
+// answered once something was recorded. Enter is the person's
+// confirmation.
+func TestPauseKeepsWaitingUntilRecorded(t *testing.T) {
+	h := newHarness(t)
+	h.term.answers = []bool{true}
+	h.sess.continues = []map[string]any{
+		{"recorded": false, "reason": "empty_secret_field"},
+		{"recorded": false, "reason": "unreadable_field"},
+	}
+	h.srv.Poll(
+		bindPack("cmd_1", fm.SubA),
+		fm.Command(fm.Envelope("cmd_2", "pause_for_input", map[string]any{"param": "password", "secret": true}, fm.SubA, nil)),
+	)
+	if err := h.run(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []map[string]any{
+		done("cmd_1", map[string]any{"allowed": true, "client_display": "ChatGPT"}),
+		done("cmd_2", map[string]any{"recorded": true, "param": "password"}),
+		halted,
+	}
+	if d := cmp.Diff(want, h.callbacks(t)); d != "" {
+		t.Errorf("callbacks (-want +got):\n%s", d)
+	}
+	wantPrompts := []string{"Allow ChatGPT to drive this job?", PausePrompt,
+		"Nothing was recorded: the field is still empty. Type in the app, then press Enter",
+		"Nothing was recorded: the field could not be read back. Type in the app, then press Enter"}
+	if d := cmp.Diff(wantPrompts, h.term.prompts); d != "" {
+		t.Errorf("prompts (-want +got):\n%s", d)
+	}
+	n := 0
+	for _, c := range h.sess.Calls() {
+		if c == `continue_input {"operator_confirmed":true}` {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("session calls %v", h.sess.Calls())
 	}
 }
 
@@ -480,6 +533,8 @@ func TestRefusals(t *testing.T) {
 		{"click bad node", env("c1", "click", map[string]any{"node_id": "n_XYZ"}, nil), "unknown_command"},
 		{"click pixels", env("c1", "click", map[string]any{"x": 1, "y": 2}, nil), "unknown_command"},
 		{"pause bad param", env("c1", "pause_for_input", map[string]any{"param": "Pass Word"}, nil), "unknown_command"},
+		{"pause without param", env("c1", "pause_for_input", map[string]any{"secret": true}, nil), "unknown_command"},
+		{"press is local only", env("c1", "press", map[string]any{"key": "Enter"}, nil), "unknown_tool"},
 		{"pause text", env("c1", "pause_for_input", map[string]any{"param": "p", "text": "x"}, nil), "unknown_command"},
 		{"coach PHI", env("c1", "set_coach", map[string]any{"hint": "call 555-123-4567"}, nil), "unknown_command"},
 		{"other pack", env("c1", "observe", nil, map[string]any{"pack_id": "p.ZZZZZZZZZZZZ"}), "unknown_pack"},

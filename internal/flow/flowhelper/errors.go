@@ -96,15 +96,19 @@ const (
 	// failed (timeout, bad frame, digest, protocol, Python version, Flow not
 	// importable).
 	StageStart Stage = "start"
-	// StageFlowVersion: the helper's Flow is not the supported minor.
+	// StageFlowVersion: attended actions or the tutorial were asked for and
+	// the helper's Flow is not the supported minor.
 	StageFlowVersion Stage = "flow_version"
+	// StageAuthoring: authoring was asked for and the helper's Flow has no
+	// usable openadapt_flow.authoring.
+	StageAuthoring Stage = "authoring"
 	// StageRunVersion: the run command reports another Flow version than the
 	// helper.
 	StageRunVersion Stage = "run_version"
 )
 
 // ErrUnsupportedFlow is wrapped by the StartError of a Flow version other
-// than 1.32.x.
+// than 1.32.x for a feature that needs it.
 var ErrUnsupportedFlow = errors.New("unsupported openadapt-flow version")
 
 // CleanVersion returns v when it matches ^[0-9A-Za-z.+-]{1,32}$, else

@@ -165,8 +165,6 @@ func TestStartRefusals(t *testing.T) {
 		{"protocol", "protocol=2", "the Flow helper could not be started with "},
 		{"python 3.9", "python=3.9.18", "the Flow helper could not be started with "},
 		{"python 3.13", "python=3.13.0", "the Flow helper could not be started with "},
-		{"flow 1.33", "hello-version=1.33.0", "openadapt-flow 1.33.0 is not supported by this build; supported: 1.32.x"},
-		{"flow dirty version", "hello-version=1.33.0;rm -rf", "openadapt-flow unknown is not supported by this build; supported: 1.32.x"},
 		{"operator", "operator=someone-else", flowhelper.MsgOperator},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,8 +250,8 @@ func TestOps(t *testing.T) {
 	if err != nil || rc.Action != "reconcile" {
 		t.Errorf("reconcile = %+v, %v", rc, err)
 	}
-	if ok, err := h.ProbeAuthoring(ctx); ok || err != nil {
-		t.Errorf("probe = %v, %v", ok, err)
+	if p, err := h.ProbeAuthoring(ctx); p.Available() || p.Importable || err != nil {
+		t.Errorf("probe = %+v, %v", p, err)
 	}
 	res, err := h.Close()
 	if err != nil || !res.ServiceClosed {
@@ -271,6 +269,17 @@ func TestOps(t *testing.T) {
 			t.Errorf("request %v after id %v", r, last)
 		}
 		last = id
+		if r["op"] == "authoring.probe" {
+			// The probe carries the recorded API, exactly.
+			want, _ := json.Marshal(map[string]any{"api": flowhelper.AuthoringAPI})
+			var wantMap map[string]any
+			_ = json.Unmarshal(want, &wantMap)
+			got, _ := json.Marshal(r["api"])
+			exp, _ := json.Marshal(wantMap["api"])
+			if len(r) != 4 || !bytes.Equal(got, exp) {
+				t.Errorf("probe request %v", r)
+			}
+		}
 		if r["op"] == "attended.act" {
 			keys := []string{}
 			for k := range r {
@@ -281,6 +290,48 @@ func TestOps(t *testing.T) {
 				t.Errorf("act keys %v", keys)
 			}
 		}
+	}
+}
+
+// hello never refuses a Flow version: each feature gates itself
+// (docs/helper.md, Version gate). Attended actions and the tutorial name
+// themselves when the version is not the pinned minor; authoring asks the
+// probe, whatever the version.
+func TestFeatureGates(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, mode string
+		pinned     bool
+		attended   string // "" = passes
+		authoring  string
+	}{
+		{"flow 1.32", "", true, "", "openadapt_flow.authoring is not available with openadapt-flow 1.32.0"},
+		{"flow 1.33", "hello-version=1.33.0", false, "openadapt-flow 1.33.0 is not supported by attended actions; supported: 1.32.x",
+			"openadapt_flow.authoring is not available with openadapt-flow 1.33.0"},
+		{"flow dirty version", "hello-version=1.33.0;rm -rf", false, "openadapt-flow unknown is not supported by attended actions; supported: 1.32.x",
+			"openadapt_flow.authoring is not available with openadapt-flow unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newFake(t, tc.mode).start(t)
+			if h.Pinned() != tc.pinned {
+				t.Fatalf("Pinned = %v", h.Pinned())
+			}
+			ctx := context.Background()
+			check := func(f flowhelper.Feature, want string, stage flowhelper.Stage, sentinel error) {
+				t.Helper()
+				err := h.CheckFeature(ctx, f)
+				var se *flowhelper.StartError
+				switch {
+				case want == "" && err != nil:
+					t.Errorf("%s: %v", f, err)
+				case want != "" && (!errors.As(err, &se) || se.Msg != want || se.Stage != stage || !errors.Is(err, sentinel)):
+					t.Errorf("%s = %v, want %q", f, err, want)
+				}
+			}
+			check(flowhelper.FeatureAttended, tc.attended, flowhelper.StageFlowVersion, flowhelper.ErrUnsupportedFlow)
+			check(flowhelper.FeatureTutorial, strings.Replace(tc.attended, "attended actions", "the tutorial", 1), flowhelper.StageFlowVersion, flowhelper.ErrUnsupportedFlow)
+			check(flowhelper.FeatureAuthoring, tc.authoring, flowhelper.StageAuthoring, flowhelper.ErrAuthoringUnavailable)
+		})
 	}
 }
 

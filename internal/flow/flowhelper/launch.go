@@ -53,6 +53,10 @@ type LaunchOptions struct {
 	Mirror   io.Writer
 	OnDead   func()
 	Timeouts Timeouts
+	// Features are the features the caller will use: after hello, Launch
+	// applies each one's gate in this order ([Helper.CheckFeature]) and
+	// fails with the first refusal. hello itself never refuses a version.
+	Features []Feature
 	// OwnerLive, when set, makes Launch first remove what helpers of dead
 	// owners left in StateDir ([Sweep]); it reports whether the owner with
 	// that instance id still runs.
@@ -61,8 +65,8 @@ type LaunchOptions struct {
 
 // Launch starts a helper: it builds the child environment, finds Flow's
 // Python, sweeps dead owners' leftovers (with OwnerLive), stages and spawns
-// the program, completes hello and, with CheckRunVersion, compares the run
-// command's Flow version. Every failure is a [*StartError] carrying the
+// the program, completes hello, with CheckRunVersion compares the run
+// command's Flow version, and applies the gates of Features. Every failure is a [*StartError] carrying the
 // operator message (its Stage says which step failed); nothing is left
 // running when Launch fails.
 func Launch(ctx context.Context, o LaunchOptions) (*Helper, error) {
@@ -97,6 +101,12 @@ func Launch(ctx context.Context, o LaunchOptions) (*Helper, error) {
 	}
 	if o.CheckRunVersion && o.FlowPython != "" {
 		if err := CheckRunVersion(ctx, words, env, o.Dir, h.Hello().FlowVersion); err != nil {
+			_, _ = h.Close()
+			return nil, withInterpreter(err, interp)
+		}
+	}
+	for _, f := range o.Features {
+		if err := h.CheckFeature(ctx, f); err != nil {
 			_, _ = h.Close()
 			return nil, withInterpreter(err, interp)
 		}

@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/pyjson"
 )
 
 // Protocol is the wire protocol version (docs/helper.md, "Wire protocol").
 const Protocol = 1
 
 // SupportedFlow describes the Flow versions attended actions and the
-// tutorial support (docs/helper.md, "Version gate").
+// tutorial support (docs/helper.md, "Version gate"); authoring is gated by
+// Flow's API instead ([AuthoringAPI]).
 const SupportedFlow = "1.32.x"
 
 var supportedFlowRE = lazyre.New(`^1\.32\.[0-9]+$`)
@@ -59,9 +61,6 @@ func (h *Helper) doHello(ctx context.Context) error {
 		return startedWith(interp, errors.New("hello: protocol mismatch"))
 	case !pythonSupported(hl.PythonVersion):
 		return startedWith(interp, fmt.Errorf("hello: Python %s is not 3.10–3.12", CleanVersion(hl.PythonVersion)))
-	case !hl.FlowSupported || !supportedFlowRE().MatchString(hl.FlowVersion):
-		return &StartError{Stage: StageFlowVersion, Err: ErrUnsupportedFlow,
-			Msg: "openadapt-flow " + CleanVersion(hl.FlowVersion) + " is not supported by this build; supported: " + SupportedFlow}
 	case h.cfg.Operator != "" && hl.Operator != h.cfg.Operator:
 		return &StartError{Stage: StageOperator, Msg: MsgOperator, Err: errors.New("the helper computed a different operator")}
 	}
@@ -358,19 +357,43 @@ func (h *Helper) Reconcile(ctx context.Context, req ReconcileRequest) (Decision,
 	return h.decide(ctx, "attended.reconcile", req, h.to.ActLive)
 }
 
-// ProbeAuthoring runs authoring.probe: whether openadapt_flow.authoring is
-// importable (always false on 1.32).
-func (h *Helper) ProbeAuthoring(ctx context.Context) (bool, error) {
-	res, err := h.call(ctx, "authoring.probe", nil, h.to.Probe, nil)
+// AuthoringProbe is authoring.probe's answer: whether
+// openadapt_flow.authoring imports, and which entries of [AuthoringAPI]
+// the installed Flow lacks or has in another shape.
+type AuthoringProbe struct {
+	Importable bool
+	Mismatched []string // names of AuthoringAPI entries
+}
+
+// Available reports whether authoring can run on this Flow.
+func (p AuthoringProbe) Available() bool { return p.Importable && len(p.Mismatched) == 0 }
+
+// ProbeAuthoring runs authoring.probe with the recorded [AuthoringAPI]
+// (names and signatures; never the version string: docs/helper.md,
+// Version gate).
+func (h *Helper) ProbeAuthoring(ctx context.Context) (AuthoringProbe, error) {
+	res, err := h.call(ctx, "authoring.probe", map[string]any{"api": AuthoringAPI}, h.to.Probe, nil)
 	if err != nil {
-		return false, err
+		return AuthoringProbe{}, err
 	}
-	if err := closedResult(res, "importable"); err != nil {
-		return false, h.badResult("authoring.probe", err)
+	if err := closedResult(res, "importable", "mismatched"); err != nil {
+		return AuthoringProbe{}, h.badResult("authoring.probe", err)
 	}
 	i, ok := res.boolean("importable")
 	if !ok {
-		return false, h.badResult("authoring.probe", &fieldError{"importable"})
+		return AuthoringProbe{}, h.badResult("authoring.probe", &fieldError{"importable"})
 	}
-	return i, nil
+	p := AuthoringProbe{Importable: i}
+	names := authoringAPINames()
+	d, v := res.d, res.get("mismatched")
+	if d.Kind(v) != pyjson.Array || d.Len(v) > len(AuthoringAPI) {
+		return AuthoringProbe{}, h.badResult("authoring.probe", &fieldError{"mismatched"})
+	}
+	for e := range d.Elems(v) {
+		if d.Kind(e) != pyjson.String || !names[d.Str(e)] {
+			return AuthoringProbe{}, h.badResult("authoring.probe", &fieldError{"mismatched"})
+		}
+		p.Mismatched = append(p.Mismatched, d.Str(e))
+	}
+	return p, nil
 }

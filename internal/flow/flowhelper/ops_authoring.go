@@ -16,11 +16,25 @@ import (
 func init() {
 	// The refusal reasons of the authoring ops (docs/authoring.md), and
 	// authoring.open's deployment-config refusals.
-	for _, r := range []string{"stale_node", "in_flight", "coach_only", "not_recording", "not_paused",
-		"missing_secret_type", "admit_refused", "not_compiled", "url_missing", "headed_missing"} {
+	for _, r := range AuthoringReasons {
+		knownReasons[r] = true
+	}
+	for _, r := range []string{"url_missing", "headed_missing"} {
 		knownReasons[r] = true
 	}
 }
+
+// AuthoringReasons are the closed reasons of a refused authoring op: the
+// helper maps every code of Flow's AuthoringError to one of them (a code it
+// does not know to session_refused; docs/authoring.md, Errors).
+var AuthoringReasons = []string{"stale_node", "in_flight", "coach_only", "not_recording", "not_paused",
+	"missing_secret_type", "admit_refused", "not_compiled", "halted", "already_recording",
+	"missing_pause_target", "missing_redact_region", "invalid_arguments", "session_refused"}
+
+// ContinueReasons are the closed reasons continue_input records nothing
+// for (the pause stays open); a reason Flow does not document is
+// not_recorded.
+var ContinueReasons = []string{"empty_secret_field", "unconfirmed_masked_secret", "empty_field", "unreadable_field", "not_recorded"}
 
 // Deadlines of the authoring ops. A click or type through Playwright
 // answers in seconds; compile and admit run Flow's compiler.
@@ -108,8 +122,9 @@ var authoringResults = map[string]struct {
 	"click":           {keys: []string{"status"}, status: "ok"},
 	"halt":            {keys: []string{"status"}, status: "halted"},
 	"type":            {keys: []string{"status"}, status: "ok"},
+	"press":           {keys: []string{"status"}, status: "ok"},
 	"pause_for_input": {keys: []string{"status"}, status: "paused"},
-	"continue_input":  {keys: []string{"recorded"}},
+	"continue_input":  {keys: []string{"recorded", "reason"}},
 	"stop_record":     {keys: []string{"status"}, status: "stopped"},
 	"compile":         {keys: []string{"workflow_id"}},
 	"admit":           {keys: []string{"workflow_id"}},
@@ -122,11 +137,13 @@ var authoringResults = map[string]struct {
 }
 
 // authoringRequests are the closed request fields of each op; an absent
-// field is sent as null (secret as false).
+// field is sent as null (secret and operator_confirmed as false).
 var authoringRequests = map[string][]string{
 	"click":           {"node_id", "x", "y"},
-	"type":            {"text", "param", "node_id"},
+	"type":            {"text", "param"},
+	"press":           {"key"},
 	"pause_for_input": {"node_id", "param", "secret"},
+	"continue_input":  {"operator_confirmed"},
 	"admit":           {"confirm"},
 	"set_coach":       {"hint"},
 }
@@ -155,7 +172,7 @@ func (h *Helper) Authoring(ctx context.Context, tool string, fields map[string]a
 	for _, k := range authoringRequests[tool] {
 		allowed[k] = true
 		req[k] = nil
-		if k == "secret" {
+		if k == "secret" || k == "operator_confirmed" {
 			req[k] = false
 		}
 	}
@@ -177,6 +194,14 @@ func (h *Helper) Authoring(ctx context.Context, tool string, fields map[string]a
 	if spec.status != "" {
 		if s, _ := res.str("status"); s != spec.status {
 			return nil, h.badResult(op, fmt.Errorf("status is not %q", spec.status))
+		}
+	}
+	if tool == "continue_input" {
+		// {recorded: true, reason: null} or {recorded: false, reason: R}.
+		rec, ok := res.boolean("recorded")
+		r, isStr, ok2 := res.strOrNull("reason")
+		if !ok || !ok2 || rec == isStr || (isStr && !slices.Contains(ContinueReasons, r)) {
+			return nil, h.badResult(op, errors.New("bad recorded or reason"))
 		}
 	}
 	// The tree is built by encoding/json because its readers (the

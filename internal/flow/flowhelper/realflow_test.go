@@ -137,18 +137,24 @@ func TestRealFlowHello(t *testing.T) {
 	e := newRFEnv(t)
 	h := e.start(t, rf)
 	hl := h.Hello()
-	if !strings.HasPrefix(hl.FlowVersion, "1.32.") || !hl.FlowSupported {
+	// hello answers whatever the version; the pinned features say whether
+	// they run on it (docs/helper.md, Version gate).
+	if hl.FlowSupported != strings.HasPrefix(hl.FlowVersion, "1.32.") || hl.FlowSupported != h.Pinned() {
 		t.Errorf("flow %q supported=%v", hl.FlowVersion, hl.FlowSupported)
 	}
-	if !hl.Capabilities.AttendedService || !hl.Capabilities.Tutorial || hl.Capabilities.Authoring {
+	if hl.FlowSupported && (!hl.Capabilities.AttendedService || !hl.Capabilities.Tutorial) {
 		t.Errorf("capabilities %+v", hl.Capabilities)
 	}
 	if hl.HelperSHA256 != flowhelper.ProgramSHA256 {
 		t.Errorf("helper_sha256 %s", hl.HelperSHA256)
 	}
-	if ok, err := h.ProbeAuthoring(context.Background()); err != nil || ok {
-		t.Errorf("authoring.probe = %v, %v", ok, err)
+	// Authoring's own gate: a Flow without openadapt_flow.authoring (1.32)
+	// fails closed; a Flow with it must fit the recorded API.
+	p, err := h.ProbeAuthoring(context.Background())
+	if err != nil || p.Importable != hl.Capabilities.Authoring || p.Available() != hl.Capabilities.Authoring {
+		t.Errorf("authoring.probe = %+v, %v (module imports: %v)", p, err, hl.Capabilities.Authoring)
 	}
+	t.Logf("openadapt-flow %s: authoring module %v, probe %+v", hl.FlowVersion, hl.Capabilities.Authoring, p)
 	res, err := h.Close()
 	if err != nil || res.ServiceClosed || res.MockmedStopped {
 		t.Errorf("Close = %+v, %v", res, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/authoringstub"
 )
 
 var (
@@ -45,7 +46,7 @@ func systemPython(t *testing.T) string {
 		}
 	})
 	if stubPython == "" {
-		t.Skip("flowhelper: stub-Flow tests SKIPPED: no Python 3.10-3.12 on PATH")
+		authoringstub.NoPython(t, "flowhelper: stub-Flow tests")
 	}
 	return stubPython
 }
@@ -117,10 +118,26 @@ func TestStubHelloAndVersionPin(t *testing.T) {
 	if hl := h.Hello(); hl.FlowVersion != "1.32.0" || !hl.Capabilities.AttendedService || !hl.Capabilities.Tutorial || hl.Capabilities.Authoring {
 		t.Errorf("hello %+v", hl)
 	}
+	if !h.Pinned() {
+		t.Error("1.32.0 is not pinned")
+	}
+	// hello answers on another version; the pinned features refuse it, and
+	// the helper refuses their ops too.
 	s := newStub(t, "OPENADAPT_STUBFLOW_VERSION=1.33.0")
-	_, err := flowhelper.Start(context.Background(), s.config(t))
-	if err == nil || err.Error() != "openadapt-flow 1.33.0 is not supported by this build; supported: 1.32.x" || !errors.Is(err, flowhelper.ErrUnsupportedFlow) {
-		t.Errorf("1.33.0: %v", err)
+	h33, err := flowhelper.Start(context.Background(), s.config(t))
+	if err != nil {
+		t.Fatalf("1.33.0: %v", err)
+	}
+	defer h33.Close()
+	if hl := h33.Hello(); hl.FlowSupported || h33.Pinned() || !hl.Capabilities.AttendedService {
+		t.Errorf("1.33.0 hello %+v", hl)
+	}
+	if err := h33.CheckFeature(context.Background(), flowhelper.FeatureAttended); err == nil ||
+		err.Error() != "openadapt-flow 1.33.0 is not supported by attended actions; supported: 1.32.x" || !errors.Is(err, flowhelper.ErrUnsupportedFlow) {
+		t.Errorf("1.33.0 attended: %v", err)
+	}
+	if _, err := h33.Act(context.Background(), s.act("teach", "k-0000000000000001")); !isKind(err, "unavailable", "flow_version_unsupported") {
+		t.Errorf("1.33.0 act: %v", err)
 	}
 	s = newStub(t, "OPENADAPT_STUBFLOW_IMPORT_FAIL=1")
 	if _, err := flowhelper.Start(context.Background(), s.config(t)); err == nil || err.Error() != "the Flow helper could not be started with "+s.python {

@@ -18,6 +18,7 @@ package authoringstub
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,9 +55,22 @@ func Python(t testing.TB) string {
 		}
 	})
 	if py == "" {
-		t.Skip("authoring stub-Flow tests SKIPPED: no Python 3.10-3.12 on PATH")
+		NoPython(t, "authoring stub-Flow tests")
 	}
 	return py
+}
+
+// NoPython stops a test that needs a Python 3.10–3.12 when there is none:
+// in CI (CI=true, where .ci/run installs one) it fails; elsewhere it skips,
+// saying so on stderr too, so a run without -v shows it.
+func NoPython(t testing.TB, who string) {
+	t.Helper()
+	msg := who + " SKIPPED: no Python 3.10-3.12 on PATH"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(who + ": no Python 3.10-3.12 on PATH, and CI must run them (.ci/run installs one)")
+	}
+	fmt.Fprintln(os.Stderr, msg)
+	t.Skip(msg)
 }
 
 // FlowDir is the absolute path of testdata/stubflow (the stub Flow package

@@ -463,7 +463,7 @@ func (f *fake) defaultOp(op string, req map[string]any) (any, map[string]any) {
 	case "deployment.check":
 		return map[string]any{"backend_kind": "web", "headed": req["headed"] == true, "url_present": true}, nil
 	case "authoring.probe":
-		return map[string]any{"importable": false}, nil
+		return map[string]any{"importable": false, "mismatched": []any{}}, nil
 	case "tutorial.prepare":
 		return f.tutorialPrepare(req)
 	case "attended.act", "attended.reconcile":

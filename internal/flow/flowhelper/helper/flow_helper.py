@@ -33,6 +33,11 @@ def _scrub_sys_path():
 
 _scrub_sys_path()
 
+# Flow must never download a browser on its own from here (its Playwright
+# launch would otherwise try): a missing browser is an error the person
+# fixes, not a download in the middle of a session.
+os.environ["OPENADAPT_FLOW_NO_AUTO_INSTALL"] = "1"
+
 # fd 1 is the stderr pipe: flush line by line, because the helper leaves
 # with os._exit (no buffer flush at exit).
 for _stream in (sys.stdout, sys.stderr):
@@ -268,6 +273,8 @@ STATE = State()
 
 
 def require_flow():
+    """The pinned-minor gate of attended actions, the deployment check and
+    the tutorial."""
     if not STATE.flow_importable:
         raise HelperError("unavailable", "flow_not_importable")
     if not STATE.flow_supported:
@@ -296,16 +303,18 @@ def op_hello(req):
         log("import openadapt_flow failed:\n" + traceback.format_exc())
         raise HelperError("unavailable", "flow_not_importable", exc)
     STATE.flow_version = version
+    # hello never refuses a version: each feature gates itself (attended
+    # actions and the tutorial by the pinned minor, authoring by Flow's API;
+    # docs/helper.md, Version gate). The capabilities are import facts.
     STATE.flow_supported = SUPPORTED_FLOW.match(version) is not None
-    if STATE.flow_supported:
-        caps["attended_service"] = _importable("openadapt_flow.runtime.durable.attended_service")
-        caps["playwright"] = _find_spec("playwright.sync_api")
-        caps["tutorial"] = (
-            _importable("openadapt_flow.tutorial")
-            and _importable("openadapt_flow.mockmed.fault_server")
-            and _importable("openadapt_flow.compiler")
-        )
-        caps["authoring"] = _authoring_module() is not None
+    caps["attended_service"] = _importable("openadapt_flow.runtime.durable.attended_service")
+    caps["playwright"] = _find_spec("playwright.sync_api")
+    caps["tutorial"] = (
+        _importable("openadapt_flow.tutorial")
+        and _importable("openadapt_flow.mockmed.fault_server")
+        and _importable("openadapt_flow.compiler")
+    )
+    caps["authoring"] = _authoring_module() is not None
     STATE.hello_done = True
     return {
         "protocol": PROTOCOL,
@@ -618,37 +627,83 @@ def op_attended_replay(req):
 
 # ---------------------------------------------------------------- authoring
 # The authoring.* ops (docs/authoring.md, Ops).
-# One Flow authoring session per helper, opened by authoring.open and used by
-# one op per authoring tool. Every session call runs on one owner
-# thread (Playwright's sync objects are thread-affine). Results carry only
-# the fields the tool's outputSchema allows; Go projects them again (the
-# observe projection and the PHI filter are built in Go). No op ever returns,
-# logs or raises text the person or the agent typed.
+# One Flow authoring session per helper. authoring.open builds the live
+# backend with Flow's own entry points (PlaywrightBackend.launch for a web
+# application, build_backend for a desktop deployment) and hands it to
+# Flow's open_session; a coach-only backend kind builds nothing. The
+# backend, the session and every call into them live on one owner thread
+# (Playwright's sync objects are thread-affine), and the backend is closed
+# there too: at halt, at close, at end of input and on SIGTERM/SIGINT.
+# Results carry only the fields the op's closed result allows; Go projects
+# them again. No op ever returns, logs or raises text the person or the
+# agent typed, and Flow's messages never leave the protected log.
 
 AUTHORING_BACKENDS = ("web", "macos", "linux", "windows", "rdp", "citrix")
 AUTHORING_COACH_ONLY = ("windows", "rdp", "citrix")
-AUTHORING_CODES = (
-    "stale_node", "in_flight", "coach_only", "not_recording", "not_paused",
-    "missing_secret_type", "admit_refused", "not_compiled",
-)
+# Flow's AuthoringError.code (case-folded) -> the closed reason of the
+# refusal. A code Flow adds later is AUTHORING_UNKNOWN_CODE.
+AUTHORING_FLOW_CODES = {
+    "coach_only": "coach_only",
+    "stale_node": "stale_node",
+    "paused": "in_flight",
+    "not_recording": "not_recording",
+    "already_recording": "already_recording",
+    "not_paused": "not_paused",
+    "missing_secret_type": "missing_secret_type",
+    "missing_pause_target": "missing_pause_target",
+    "missing_redact_region": "missing_redact_region",
+    "invalid_click": "invalid_arguments",
+    "invalid_pause": "invalid_arguments",
+    "invalid_backend_pixels": "invalid_arguments",
+    "halted": "halted",
+    "admit_refused": "admit_refused",
+    "not_compiled": "not_compiled",
+    "unknown_backend": "session_refused",
+}
+AUTHORING_UNKNOWN_CODE = "session_refused"
+# continue_input's reasons for recording nothing (the pause stays open).
+CONTINUE_REASONS = ("empty_secret_field", "unconfirmed_masked_secret", "empty_field", "unreadable_field")
+CONTINUE_UNKNOWN_REASON = "not_recorded"
 NODE_ID = re.compile(r"^n_[0-9a-f]{8}$")
 PARAM = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 WORKFLOW_ID = re.compile(r"^wf_[A-Za-z0-9_-]{8,64}$")
+# press: named non-printable keys only, optionally with modifiers, each
+# modifier at most once; never a printable character.
+PRESS_KEY = re.compile(
+    r"^(?:(?:Control|Alt|Meta|Shift)\+){0,4}"
+    r"(?:Enter|Tab|Escape|Backspace|Delete|ArrowUp|ArrowDown|ArrowLeft|ArrowRight|Home|End|PageUp|PageDown"
+    r"|F[1-9]|F1[0-2])$"
+)
 OBSERVE_KEYS = ("backend", "provider", "recording", "agent_drive", "coach_only", "truncated")
 NODE_KEYS = ("node_id", "role", "control_type", "class_name", "automation_id", "name", "enabled", "focused")
 MAX_TREE = 200
 MAX_LABEL = 200
+API_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY", "VAR_KEYWORD")
+API_MODULE = re.compile(r"^openadapt_flow(\.[a-z_][a-z0-9_]*){0,4}$")
+API_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,3}$")
+API_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MAX_API = 64
+MAX_MISMATCHED = 32
+
+
+def is_press_key(v):
+    if not isinstance(v, str) or PRESS_KEY.match(v) is None:
+        return False
+    mods = v.split("+")[:-1]
+    return len(mods) == len(set(mods))
 
 
 class AuthoringState:
     def __init__(self):
         self.lock = threading.Lock()
         self.opening = False
+        self.opened = False
         self.session = None
+        self.coach_only = False
         self.backend_kind = None
         self.owner = None  # ThreadPoolExecutor(max_workers=1)
+        self.close_backend = None  # Flow's close of the live backend, until called
         self.paused = None  # {"node_id", "param", "secret"} while a pause is open
-        self.secret_untyped = False
         self.hint = None
         self.last = None  # (tool, result) of the last op the session answered
 
@@ -656,10 +711,15 @@ class AuthoringState:
 AUTHORING = AuthoringState()
 
 
+def require_importable():
+    """Authoring gates itself by Flow's API, not its version."""
+    if not STATE.flow_importable:
+        raise HelperError("unavailable", "flow_not_importable")
+
+
 def _authoring_module():
-    """openadapt_flow.authoring when it imports and exposes open_session or
-    AuthoringSession; else None. An import, not find_spec: a module that is
-    present but unusable is not a session."""
+    """openadapt_flow.authoring when it imports; else None. An import, not
+    find_spec: a module that is present but unusable is not a session."""
     if not _find_spec("openadapt_flow.authoring"):
         return None
     try:
@@ -667,15 +727,96 @@ def _authoring_module():
     except Exception:
         log("import openadapt_flow.authoring failed:\n" + traceback.format_exc())
         return None
-    if callable(getattr(mod, "open_session", None)) or callable(getattr(mod, "AuthoringSession", None)):
-        return mod
-    return None
+    return mod
+
+
+def _is_api(v):
+    """The probe's request: the recorded list of entry points."""
+    if not isinstance(v, list) or not 0 < len(v) <= MAX_API:
+        return False
+    for entry in v:
+        if not isinstance(entry, dict) or set(entry) != {"module", "name", "params"}:
+            return False
+        if not (isinstance(entry["module"], str) and API_MODULE.match(entry["module"])):
+            return False
+        if not (isinstance(entry["name"], str) and API_NAME.match(entry["name"])):
+            return False
+        params = entry["params"]
+        if not isinstance(params, list) or len(params) > 32:
+            return False
+        for p in params:
+            if not isinstance(p, dict) or set(p) != {"name", "kind", "default"}:
+                return False
+            if not (isinstance(p["name"], str) and API_PARAM.match(p["name"])):
+                return False
+            if p["kind"] not in API_KINDS or not isinstance(p["default"], bool):
+                return False
+    return True
+
+
+def _signature_fits(actual, expected):
+    """Flow's signature fits the recorded one: the positional parameters
+    exactly (names, kinds, whether each has a default), every recorded
+    keyword-only parameter with the same default presence, and any extra
+    parameter Flow added only as an optional keyword (or **kwargs)."""
+    import inspect
+
+    def shape(p):
+        return (p.name, p.kind.name, p.default is not inspect.Parameter.empty)
+
+    have = [shape(p) for p in actual]
+    want = [(p["name"], p["kind"], p["default"]) for p in expected]
+    positional = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL")
+    if [s for s in have if s[1] in positional] != [s for s in want if s[1] in positional]:
+        return False
+    have_kw = {s[0]: s for s in have if s[1] == "KEYWORD_ONLY"}
+    want_kw = {s[0]: s for s in want if s[1] == "KEYWORD_ONLY"}
+    for name, s in want_kw.items():
+        if have_kw.get(name) != s:
+            return False
+    for name, s in have_kw.items():
+        if name not in want_kw and not s[2]:
+            return False
+    has_var_kw = any(s[1] == "VAR_KEYWORD" for s in have)
+    if any(s[1] == "VAR_KEYWORD" for s in want) and not has_var_kw:
+        return False
+    return True
+
+
+def _api_fits(entry):
+    import importlib
+    import inspect
+
+    try:
+        obj = importlib.import_module(entry["module"])
+    except Exception:
+        log("import " + entry["module"] + " failed:\n" + traceback.format_exc())
+        return False
+    for part in entry["name"].split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    if not callable(obj):
+        return False
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return False
+    return _signature_fits(list(sig.parameters.values()), entry["params"])
 
 
 def op_authoring_probe(req):
-    _check_fields(req, {})
-    require_flow()
-    return {"importable": _authoring_module() is not None}
+    """Whether openadapt_flow.authoring imports, and which recorded entry
+    points (names from the request, never Flow's text) are missing or have
+    another shape."""
+    _check_fields(req, {"api": _is_api})
+    require_importable()
+    importable = _authoring_module() is not None
+    mismatched = []
+    for entry in req["api"]:
+        if not _api_fits(entry):
+            mismatched.append(entry["name"])
+    return {"importable": importable, "mismatched": mismatched[:MAX_MISMATCHED]}
 
 
 def _on_owner(fn):
@@ -686,22 +827,27 @@ def _on_owner(fn):
     return owner.submit(fn).result()
 
 
-def _code_of(exc):
+def _reason_of(exc):
+    """The closed reason of a Flow authoring refusal, or None when exc is
+    not one (Flow's AuthoringError carries a str code; its message is never
+    read)."""
     code = getattr(exc, "code", None)
-    if isinstance(code, str):
-        code = code.strip().lower()
-        if code in AUTHORING_CODES:
-            return code
-    if type(exc).__name__ == "CoachOnlyError":
-        return "coach_only"
-    return None
+    if not isinstance(code, str) or not _mro_has(exc, "AuthoringError"):
+        return None
+    return AUTHORING_FLOW_CODES.get(code.strip().lower(), AUTHORING_UNKNOWN_CODE)
+
+
+def _refuse_coach_only():
+    if AUTHORING.coach_only:
+        raise HelperError("refused", "coach_only")
 
 
 def _session_call(method, *, dispatched_on_error=False, quiet=False, **kwargs):
     """Call session.method on the owner thread. A refusal the session
-    signals (an exception or an {"error": code} result naming an authoring
-    code) becomes refused/<code>; anything else is internal, or uncertain
-    when the call may already have acted (dispatched_on_error)."""
+    raises (an AuthoringError) becomes refused/<reason>; anything else is
+    internal, or uncertain when the call may already have acted
+    (dispatched_on_error)."""
+    _refuse_coach_only()
     sess = AUTHORING.session
     if sess is None:
         raise HelperError("invalid", "not_open")
@@ -713,13 +859,14 @@ def _session_call(method, *, dispatched_on_error=False, quiet=False, **kwargs):
         return fn(**kwargs)
 
     try:
-        result = _on_owner(run)
+        return _on_owner(run)
     except HelperError:
         raise
     except Exception as exc:
-        code = _code_of(exc)
-        if code is not None:
-            raise HelperError("refused", code, exc)
+        reason = _reason_of(exc)
+        if reason is not None:
+            log("authoring " + method + " refused: " + _qualname(type(exc)) + " " + reason)
+            raise HelperError("refused", reason, exc)
         if quiet:
             # The message or traceback could hold the typed text.
             log("authoring " + method + " failed: " + _qualname(type(exc)))
@@ -728,20 +875,6 @@ def _session_call(method, *, dispatched_on_error=False, quiet=False, **kwargs):
         if dispatched_on_error:
             raise HelperError("uncertain", None, exc, True)
         raise HelperError("internal", None, exc)
-    if isinstance(result, dict):
-        err = result.get("error")
-        if isinstance(err, str) and err.strip().lower() in AUTHORING_CODES:
-            raise HelperError("refused", err.strip().lower())
-        if result.get("status") == "error":
-            if dispatched_on_error:
-                raise HelperError("uncertain", None, None, True)
-            raise HelperError("internal", None)
-    return result
-
-
-def _refuse_coach_only():
-    if AUTHORING.backend_kind in AUTHORING_COACH_ONLY:
-        raise HelperError("refused", "coach_only")
 
 
 def _int_or_null(v):
@@ -753,12 +886,14 @@ def _str_or_null(pattern):
 
 
 def _authoring_params(req):
-    """The session's (backend_kind, url, headed). With deployment_config
-    they come from Flow's own load_deployment of that file, with the
-    server's --url / --headed applied as service.open applies them (neither
-    ever turns a value off); without it, from the request. A web
-    backend needs a URL and a visible browser: the person signs in there."""
+    """The session's (backend_kind, url, headed, deployment). With
+    deployment_config they come from Flow's own load_deployment of that
+    file, with the server's --url / --headed applied as service.open applies
+    them (neither ever turns a value off); without it, from the request. A
+    web backend needs a URL and a visible browser: the person signs in
+    there."""
     path = req["deployment_config"]
+    d = None
     if path is None:
         if req["backend_kind"] is None:
             raise bad_request()
@@ -779,7 +914,37 @@ def _authoring_params(req):
         raise HelperError("invalid", "url_missing")
     if kind == "web" and not headed:
         raise HelperError("invalid", "headed_missing")
-    return kind, url, headed
+    return kind, url, headed, d
+
+
+def _build_backend(kind, url, headed, deployment):
+    """The live backend through Flow's own entry points: (backend, close).
+    Runs on the owner thread. Flow never downloads a browser here
+    (OPENADAPT_FLOW_NO_AUTO_INSTALL is set for the whole process)."""
+    if kind == "web":
+        from openadapt_flow.backends.playwright_backend import PlaywrightBackend
+
+        backend, close = PlaywrightBackend.launch(url, headless=not headed)
+        return backend, close
+    from openadapt_flow.backends.factory import build_backend
+
+    try:
+        backend = build_backend(deployment.backend)
+    except ValueError as exc:
+        # Flow cannot build this kind here: an explicit unsupported backend.
+        raise HelperError("invalid", "deployment_unusable", exc)
+    close = getattr(backend, "close", None)
+    return backend, (close if callable(close) else None)
+
+
+def _close_backend_on_owner():
+    """Call Flow's close of the live backend once (on the owner thread)."""
+    close, AUTHORING.close_backend = AUTHORING.close_backend, None
+    if close is not None:
+        try:
+            close()
+        except Exception:
+            log("authoring backend close failed:\n" + traceback.format_exc())
 
 
 def op_authoring_open(req):
@@ -790,51 +955,63 @@ def op_authoring_open(req):
         "headed": is_bool,
         "out_dir": is_abs_path,
     })
-    require_flow()
+    require_importable()
     mod = _authoring_module()
-    if mod is None:
+    if mod is None or not callable(getattr(mod, "open_session", None)):
         raise HelperError("unavailable", "authoring_unavailable")
-    kind, url, headed = _authoring_params(req)
+    kind, url, headed, deployment = _authoring_params(req)
     with AUTHORING.lock:
-        if AUTHORING.session is not None or AUTHORING.opening:
+        if AUTHORING.opened or AUTHORING.opening:
             raise HelperError("invalid", "already_open")
         AUTHORING.opening = True
-    owner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openadapt-authoring")
     try:
+        if kind in AUTHORING_COACH_ONLY:
+            # Coach-only: nothing that drives is built, and no session.
+            with AUTHORING.lock:
+                AUTHORING.opened, AUTHORING.coach_only, AUTHORING.backend_kind = True, True, kind
+            return {"backend_kind": kind, "headed": headed, "coach_only": True, "admit": False}
+        if deployment is None and kind != "web":
+            # The local window is Flow's desktop backend of a deployment
+            # config: without --config there is nothing to build it from.
+            raise HelperError("invalid", "deployment_unusable")
+        owner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openadapt-authoring")
 
         def build():
             import pathlib
 
-            out_dir = pathlib.Path(req["out_dir"])
-            opts = {"backend_kind": kind, "app_url": url, "headed": headed}
-            opener = getattr(mod, "open_session", None)
-            if callable(opener):
-                return opener(out_dir=out_dir, **opts)
-            return mod.AuthoringSession(None, out_dir, **opts)
+            backend, close = _build_backend(kind, url, headed, deployment)
+            try:
+                return mod.open_session(backend, pathlib.Path(req["out_dir"]), backend_kind=kind, app_url=url), close
+            except BaseException:
+                if close is not None:
+                    try:
+                        close()
+                    except Exception:
+                        log("authoring backend close failed:\n" + traceback.format_exc())
+                raise
 
         try:
-            sess = owner.submit(build).result()
+            sess, close = owner.submit(build).result()
+        except HelperError:
+            owner.shutdown(wait=False)
+            raise
         except Exception as exc:
+            owner.shutdown(wait=False)
             log("authoring.open failed:\n" + traceback.format_exc())
-            if _code_of(exc) == "coach_only":
+            reason = _reason_of(exc)
+            if reason == "coach_only":
                 raise HelperError("refused", "coach_only", exc)
+            if reason is not None:
+                raise HelperError("invalid", "deployment_unusable", exc)
             raise HelperError("unavailable", "authoring_unavailable", exc)
         with AUTHORING.lock:
-            AUTHORING.session = sess
-            AUTHORING.backend_kind = kind
-            AUTHORING.owner = owner
-        owner = None
-        return {
-            "backend_kind": kind,
-            "headed": headed,
-            "coach_only": kind in AUTHORING_COACH_ONLY or getattr(sess, "coach_only", False) is True,
-            "admit": callable(getattr(sess, "admit", None)),
-        }
+            AUTHORING.session, AUTHORING.owner, AUTHORING.close_backend = sess, owner, close
+            AUTHORING.opened, AUTHORING.backend_kind = True, kind
+        return {"backend_kind": kind, "headed": headed, "coach_only": False,
+                "admit": callable(getattr(sess, "admit", None))}
     finally:
         with AUTHORING.lock:
             AUTHORING.opening = False
-        if owner is not None:
-            owner.shutdown(wait=False)
 
 
 def _label(v):
@@ -892,7 +1069,6 @@ def op_authoring_observe(req):
 
 def op_authoring_start_record(req):
     _check_fields(req, {})
-    _refuse_coach_only()
     _session_call("start_record")
     return {"status": "recording"}
 
@@ -903,60 +1079,74 @@ def op_authoring_click(req):
     has_point = req["x"] is not None and req["y"] is not None
     if has_node == has_point or ((req["x"] is None) != (req["y"] is None)):
         raise bad_request()
-    _refuse_coach_only()
     kwargs = {"node_id": req["node_id"]} if has_node else {"x": req["x"], "y": req["y"]}
     _session_call("click", dispatched_on_error=True, **kwargs)
     return {"status": "ok"}
 
 
 def op_authoring_halt(req):
+    """Flow's halt (it finishes an open recording), then the live backend
+    is closed: a halted session never drives again."""
     _check_fields(req, {})
-    _session_call("halt")
+    _refuse_coach_only()
+    sess = AUTHORING.session
+    if sess is None:
+        raise HelperError("invalid", "not_open")
+
+    def run():
+        try:
+            return sess.halt()
+        finally:
+            _close_backend_on_owner()
+
+    try:
+        _on_owner(run)
+    except HelperError:
+        raise
+    except Exception as exc:
+        reason = _reason_of(exc)
+        if reason is not None:
+            raise HelperError("refused", reason, exc)
+        log("authoring halt failed:\n" + traceback.format_exc())
+        raise HelperError("internal", None, exc)
     AUTHORING.paused = None
     return {"status": "halted"}
 
 
 def op_authoring_type(req):
-    """Agent-driven typing (local stdio only). The text goes to the session
-    and nowhere else: not the result, not the log, not an error."""
+    """Agent-driven typing (local stdio only), into what has the focus
+    (click first). The text goes to the session and nowhere else: not the
+    result, not the log, not an error."""
     _check_fields(req, {
         "text": lambda v: isinstance(v, str) and 0 < len(v) <= 4096,
         "param": _str_or_null(PARAM),
-        "node_id": _str_or_null(NODE_ID),
     })
-    _refuse_coach_only()
-    kwargs = {"text": req["text"]}
-    if req["param"] is not None:
-        kwargs["param"] = req["param"]
-    if req["node_id"] is not None:
-        kwargs["node_id"] = req["node_id"]
-    method = "type_text" if callable(getattr(AUTHORING.session, "type_text", None)) else "type"
-    _session_call(method, dispatched_on_error=True, quiet=True, **kwargs)
+    _session_call("type_text", dispatched_on_error=True, quiet=True, text=req["text"], param=req["param"])
+    return {"status": "ok"}
+
+
+def op_authoring_press(req):
+    """One named key or chord (local stdio only); never a printable key."""
+    _check_fields(req, {"key": is_press_key})
+    _session_call("press", dispatched_on_error=True, key=req["key"])
     return {"status": "ok"}
 
 
 def op_authoring_pause_for_input(req):
-    _check_fields(req, {"node_id": _str_or_null(NODE_ID), "param": _str_or_null(PARAM), "secret": is_bool})
-    if AUTHORING.paused is not None:
-        raise HelperError("refused", "in_flight")
-    kwargs = {k: req[k] for k in ("node_id", "param") if req[k] is not None}
-    if req["secret"]:
-        kwargs["secret"] = True
-    _session_call("pause_for_input", **kwargs)
+    _check_fields(req, {"node_id": _str_or_null(NODE_ID), "param": matches(PARAM), "secret": is_bool})
+    _session_call("pause_for_input", param=req["param"], secret=req["secret"], node_id=req["node_id"])
     AUTHORING.paused = {"node_id": req["node_id"], "param": req["param"], "secret": req["secret"]}
-    if req["secret"]:
-        AUTHORING.secret_untyped = True
     return {"status": "paused"}
 
 
 def op_authoring_continue_input(req):
-    """Record what the person typed during the pause with record_observed on
-    the pause target, never type_text: while this runs, the session's
-    type_text raises."""
-    _check_fields(req, {})
-    target = AUTHORING.paused
-    if target is None:
-        raise HelperError("refused", "not_paused")
+    """Flow records what the person typed during the pause on the pause
+    target (record_observed), never by typing it: while this runs the
+    session's type_text and press raise. operator_confirmed is this
+    project's: true only after the person confirmed. Recording nothing
+    (an empty or unreadable field) keeps the pause open."""
+    _check_fields(req, {"operator_confirmed": is_bool})
+    _refuse_coach_only()
     sess = AUTHORING.session
     if sess is None:
         raise HelperError("invalid", "not_open")
@@ -965,47 +1155,43 @@ def op_authoring_continue_input(req):
         raise RuntimeError("continue_input must not type")
 
     def run():
-        original = sess.__dict__.get("type_text") if hasattr(sess, "__dict__") else None
-        had_attr = hasattr(sess, "type_text")
-        if had_attr:
-            sess.type_text = forbidden
+        saved = {}
+        for name in ("type_text", "press"):
+            if hasattr(sess, "__dict__"):
+                saved[name] = sess.__dict__.get(name)
+                setattr(sess, name, forbidden)
         try:
-            if callable(getattr(sess, "continue_input", None)):
-                return sess.continue_input()
-            if callable(getattr(sess, "record_observed", None)):
-                kwargs = {"event": {"kind": "type"}}
-                if target["node_id"] is not None:
-                    kwargs["node_id"] = target["node_id"]
-                if target["param"] is not None:
-                    kwargs["param"] = target["param"]
-                if target["secret"]:
-                    kwargs["secret"] = True
-                return sess.record_observed(**kwargs)
-            raise HelperError("unavailable", "authoring_unavailable")
+            return sess.continue_input(operator_confirmed=req["operator_confirmed"])
         finally:
-            if had_attr:
+            for name, original in saved.items():
                 if original is not None:
-                    sess.type_text = original
+                    setattr(sess, name, original)
                 else:
                     try:
-                        del sess.type_text
+                        delattr(sess, name)
                     except AttributeError:
                         pass
 
     try:
-        _on_owner(run)
+        res = _on_owner(run)
     except HelperError:
         raise
     except Exception as exc:
-        code = _code_of(exc)
-        if code is not None:
-            raise HelperError("refused", code, exc)
+        reason = _reason_of(exc)
+        if reason is not None:
+            raise HelperError("refused", reason, exc)
         log("authoring continue_input failed:\n" + traceback.format_exc())
         raise HelperError("internal", None, exc)
-    AUTHORING.paused = None
-    if target["secret"]:
-        AUTHORING.secret_untyped = False
-    return {"recorded": True}
+    if not isinstance(res, dict) or not isinstance(res.get("recorded"), bool):
+        log("authoring continue_input answered an unknown shape")
+        raise HelperError("internal", None)
+    if res["recorded"]:
+        AUTHORING.paused = None
+        return {"recorded": True, "reason": None}
+    reason = res.get("reason")
+    if reason not in CONTINUE_REASONS:
+        reason = CONTINUE_UNKNOWN_REASON
+    return {"recorded": False, "reason": reason}
 
 
 def op_authoring_stop_record(req):
@@ -1016,66 +1202,69 @@ def op_authoring_stop_record(req):
 
 def op_authoring_compile(req):
     """compile never reports VERIFIED or success: the draft needs a human
-    admit. A secret pause that was never typed refuses."""
+    admit. Flow refuses a secret pause that was never typed."""
     _check_fields(req, {})
-    if AUTHORING.secret_untyped:
-        raise HelperError("refused", "missing_secret_type")
     raw = _session_call("compile")
-    wid = raw.get("workflow_id") if isinstance(raw, dict) else None
+    if not isinstance(raw, dict) or raw.get("status") != "needs_human_admit":
+        log("authoring compile answered an unknown shape")
+        raise HelperError("internal", None)
+    wid = raw.get("workflow_id")
     return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.match(wid) else None}
 
 
 def op_authoring_admit(req):
-    """The human's one-token admit (Go has already checked the token and
-    elicited the person). A session without admit refuses: nothing is minted,
-    no Seal, no ledger row."""
+    """The person's one-token admit (Go has already checked the token and
+    asked the person). Flow records the local acceptance; nothing is
+    minted, no Seal, no ledger row."""
     _check_fields(req, {"confirm": lambda v: v is None or isinstance(v, (str, bool))})
+    _refuse_coach_only()
     if not callable(getattr(AUTHORING.session, "admit", None)):
         raise HelperError("unavailable", "authoring_unavailable")
     raw = _session_call("admit", confirm=req["confirm"])
-    wid = raw.get("workflow_id") if isinstance(raw, dict) else None
+    if not isinstance(raw, dict) or raw.get("status") != "accepted":
+        log("authoring admit answered an unknown shape")
+        raise HelperError("internal", None)
+    wid = raw.get("workflow_id")
     return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.match(wid) else None}
 
 
-def op_authoring_set_coach(req):
-    _check_fields(req, {"hint": lambda v: isinstance(v, str) and 0 < len(v) <= 80})
-    if callable(getattr(AUTHORING.session, "set_coach", None)):
-        _session_call("set_coach", hint=req["hint"])
-    elif AUTHORING.session is None:
+def _require_session():
+    _refuse_coach_only()
+    if AUTHORING.session is None:
         raise HelperError("invalid", "not_open")
+
+
+def op_authoring_set_coach(req):
+    """The coach hint is this helper's (Flow's session has none)."""
+    _check_fields(req, {"hint": lambda v: isinstance(v, str) and 0 < len(v) <= 80})
+    _require_session()
     AUTHORING.hint = req["hint"]
     return {"status": "ok"}
 
 
 def op_authoring_get_coach(req):
     _check_fields(req, {})
+    _require_session()
     hint = AUTHORING.hint
-    if callable(getattr(AUTHORING.session, "get_coach", None)):
-        raw = _session_call("get_coach")
-        hint = raw.get("hint") if isinstance(raw, dict) else raw
-    elif AUTHORING.session is None:
-        raise HelperError("invalid", "not_open")
     return {"hint": hint if isinstance(hint, str) and len(hint) <= MAX_LABEL else None}
 
 
 def authoring_close():
-    """Close the session at shutdown (its browser, its recorder)."""
+    """Close the live backend at shutdown, on the owner thread. Returns
+    whether a backend was closed."""
     with AUTHORING.lock:
-        sess, owner = AUTHORING.session, AUTHORING.owner
+        owner = AUTHORING.owner
+        had = AUTHORING.close_backend is not None
         AUTHORING.session = AUTHORING.owner = None
-    closed = False
-    if sess is not None and callable(getattr(sess, "close", None)):
-        try:
-            if owner is not None:
-                owner.submit(sess.close).result(timeout=5)
-            else:
-                sess.close()
-            closed = True
-        except Exception:
-            log("authoring session close failed:\n" + traceback.format_exc())
-    if owner is not None:
-        owner.shutdown(wait=False)
-    return closed
+    if owner is None:
+        return False
+    try:
+        owner.submit(_close_backend_on_owner).result(timeout=5)
+    except Exception:
+        log("authoring backend close failed:\n" + traceback.format_exc())
+        had = False
+    owner.shutdown(wait=False)
+    return had
 
 
 def _remembered(tool, fn, echo=(), before=None):
@@ -1091,10 +1280,10 @@ def _remembered(tool, fn, echo=(), before=None):
         try:
             result = fn(req)
         except HelperError as err:
-            if err.kind == "refused" and err.reason in AUTHORING_CODES:
+            if err.kind == "refused" and isinstance(err.reason, str):
                 AUTHORING.last = (tool, {"status": "error", "reason": err.reason})
             raise
-        stored = dict(result, **extra)
+        stored = {k: v for k, v in dict(result, **extra).items() if v is not None}
         for k in echo:
             if req.get(k) is not None and req.get(k) is not False:
                 stored[k] = req[k]
@@ -1109,7 +1298,7 @@ def op_authoring_get_command_result(req):
     one result): {command_id, status, retry_after_ms, result}, command_id
     being the tool's name; idle before any command."""
     _check_fields(req, {})
-    if AUTHORING.session is None:
+    if not AUTHORING.opened:
         raise HelperError("invalid", "not_open")
     last = AUTHORING.last
     if last is None:
@@ -1121,7 +1310,7 @@ def op_authoring_bind_status(req):
     """Local stdio bind status: the session lives in this helper on the
     person's computer, so it is bound without a mailbox."""
     _check_fields(req, {})
-    if AUTHORING.session is None:
+    if not AUTHORING.opened:
         raise HelperError("invalid", "not_open")
     return {"status": "stdio", "bound": True, "transport": "stdio"}
 
@@ -1140,6 +1329,7 @@ AUTHORING_OPS = {
     "authoring.click": _remembered("click", op_authoring_click, ("node_id",)),
     "authoring.halt": _remembered("halt", op_authoring_halt),
     "authoring.type": _remembered("type", op_authoring_type, ("param",)),
+    "authoring.press": _remembered("press", op_authoring_press, ("key",)),
     "authoring.pause_for_input": _remembered("pause_for_input", op_authoring_pause_for_input, ("param", "secret")),
     "authoring.continue_input": _remembered("continue_input", op_authoring_continue_input, before=_pause_param),
     "authoring.stop_record": _remembered("stop_record", op_authoring_stop_record),
