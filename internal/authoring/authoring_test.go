@@ -161,3 +161,20 @@ func TestResultProjections(t *testing.T) {
 		t.Error("mailbox spellings")
 	}
 }
+
+// press takes a named key that types no character, optionally after each
+// modifier at most once; the same grammar as the helper's.
+func TestValidPressKey(t *testing.T) {
+	for _, k := range []string{"Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight",
+		"Home", "End", "PageUp", "PageDown", "F1", "F9", "F10", "F12", "Control+End", "Shift+Tab", "Control+Alt+Meta+Shift+F12", "Meta+ArrowLeft"} {
+		if !ValidPressKey(k) {
+			t.Errorf("%q refused", k)
+		}
+	}
+	for _, k := range []string{"", "a", "A", "1", " ", "Space", "Shift+a", "Control+c", "Control+Control+End", "enter", "ENTER", "F0", "F13",
+		"Control+", "+Enter", "Enter+Control", " Enter", "Enter\n", "Ctrl+End", "Cmd+End", "Control+Alt+Meta+Shift+Control+End"} {
+		if ValidPressKey(k) {
+			t.Errorf("%q accepted", k)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -390,6 +391,19 @@ func TestStubAuthoringErrorMapping(t *testing.T) {
 		_, err := h.Authoring(context.Background(), "observe", nil)
 		if !isKind(err, "refused", tc[1]) {
 			t.Errorf("code %q: observe = %v, want refused/%s", tc[0], err, tc[1])
+		}
+	}
+	// press's key grammar in the helper: a key outside it never reaches
+	// Flow (bad_request); a key inside it does (Flow answers not_recording).
+	for key, want := range map[string]string{
+		"Enter": "not_recording", "Control+Alt+Meta+Shift+F12": "not_recording", "Shift+Tab": "not_recording",
+		"a": "bad_request", "Shift+a": "bad_request", "Control+Control+End": "bad_request", "F13": "bad_request",
+		"enter": "bad_request", "Enter\n": "bad_request", "Space": "bad_request", "": "bad_request",
+	} {
+		_, err := h.Authoring(context.Background(), "press", map[string]any{"key": key})
+		var he *flowhelper.Error
+		if !errors.As(err, &he) || he.Reason != want {
+			t.Errorf("press %q = %v, want %s", key, err, want)
 		}
 	}
 	// The closed set Go accepts is exactly the helper's table's.

@@ -192,7 +192,8 @@ def is_url_or_null(v):
 
 
 def matches(pattern):
-    return lambda v: isinstance(v, str) and pattern.match(v) is not None
+    # fullmatch: "$" alone would also match before a trailing newline.
+    return lambda v: isinstance(v, str) and pattern.fullmatch(v) is not None
 
 
 def one_of(*values):
@@ -687,7 +688,7 @@ MAX_MISMATCHED = 32
 
 
 def is_press_key(v):
-    if not isinstance(v, str) or PRESS_KEY.match(v) is None:
+    if not isinstance(v, str) or PRESS_KEY.fullmatch(v) is None:
         return False
     mods = v.split("+")[:-1]
     return len(mods) == len(set(mods))
@@ -737,9 +738,9 @@ def _is_api(v):
     for entry in v:
         if not isinstance(entry, dict) or set(entry) != {"module", "name", "params"}:
             return False
-        if not (isinstance(entry["module"], str) and API_MODULE.match(entry["module"])):
+        if not (isinstance(entry["module"], str) and API_MODULE.fullmatch(entry["module"])):
             return False
-        if not (isinstance(entry["name"], str) and API_NAME.match(entry["name"])):
+        if not (isinstance(entry["name"], str) and API_NAME.fullmatch(entry["name"])):
             return False
         params = entry["params"]
         if not isinstance(params, list) or len(params) > 32:
@@ -747,7 +748,7 @@ def _is_api(v):
         for p in params:
             if not isinstance(p, dict) or set(p) != {"name", "kind", "default"}:
                 return False
-            if not (isinstance(p["name"], str) and API_PARAM.match(p["name"])):
+            if not (isinstance(p["name"], str) and API_PARAM.fullmatch(p["name"])):
                 return False
             if p["kind"] not in API_KINDS or not isinstance(p["default"], bool):
                 return False
@@ -882,7 +883,7 @@ def _int_or_null(v):
 
 
 def _str_or_null(pattern):
-    return lambda v: v is None or (isinstance(v, str) and pattern.match(v) is not None)
+    return lambda v: v is None or (isinstance(v, str) and pattern.fullmatch(v) is not None)
 
 
 def _authoring_params(req):
@@ -1209,7 +1210,7 @@ def op_authoring_compile(req):
         log("authoring compile answered an unknown shape")
         raise HelperError("internal", None)
     wid = raw.get("workflow_id")
-    return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.match(wid) else None}
+    return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.fullmatch(wid) else None}
 
 
 def op_authoring_admit(req):
@@ -1225,7 +1226,7 @@ def op_authoring_admit(req):
         log("authoring admit answered an unknown shape")
         raise HelperError("internal", None)
     wid = raw.get("workflow_id")
-    return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.match(wid) else None}
+    return {"workflow_id": wid if isinstance(wid, str) and WORKFLOW_ID.fullmatch(wid) else None}
 
 
 def _require_session():
