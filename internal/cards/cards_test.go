@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -254,7 +253,7 @@ func TestRead(t *testing.T) {
 		t.Fatalf("folder: %v", err)
 	}
 	os.Remove(filepath.Join(dir, FileName))
-	if err := syscall.Mkfifo(filepath.Join(dir, FileName), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(dir, FileName)); err != nil {
 		t.Skip("no FIFOs here")
 	}
 	if _, err := Read(context.Background(), dir, opts()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
