@@ -32,7 +32,7 @@ func newSkillEmitCmd(io *IO) *cobra.Command {
 		out, fromFlowSkill, flowCLI, labelsStarter   string
 		flowTimeout                                  time.Duration
 		allowLegacy, allowUnavailable, force, asJSON bool
-		showFlowOutput                               bool
+		showFlowOutput, cardStarter                  bool
 	)
 	c := &cobra.Command{
 		Use:   "emit (BUNDLE | --from-flow-skill SKILLDIR) --out DIR",
@@ -56,6 +56,12 @@ each run keeps it in <state>/flow-output/skill-emit.log (0600, the last
 with this workflow's opaque id and an empty label and description, for the
 operator to fill in (bundle data never fills it). An existing FILE is refused
 unless --force.
+
+--card-starter also writes bundle/openadapt-card.json into the skill, a starter
+workflow card for "serve": an empty name, purpose and done_means, and an empty
+description per input (keyed by Flow's own parameter names). serve ignores it, with a warning naming the empty field,
+until every text is written (or its field removed). A bundle that already has
+a card keeps it.
 
 Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 (workflow.json.enc); without it a sealed bundle fails with missing_key.`,
@@ -99,7 +105,8 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 				Bundle: bundleDir, FromFlowSkill: fromFlowSkill, OutDir: out,
 				RunFlow:     flowEmitSkill(io, flow, flowTimeout, os.Environ(), showFlowOutput),
 				AllowLegacy: allowLegacy, AllowUnavailable: allowUnavailable, Force: force, AgentVersion: buildinfo.Version(),
-				Warn: func(msg string) { warnf(io.Err, "skill emit: %s", msg) },
+				CardStarter: cardStarter,
+				Warn:        func(msg string) { warnf(io.Err, "skill emit: %s", msg) },
 			})
 			if err != nil {
 				err = fmt.Errorf("skill emit: %w", err)
@@ -127,7 +134,12 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 				return err
 			}
 			if labelsStarter != "" {
-				_, err = fmt.Fprintln(io.Out, labelsStarter)
+				if _, err = fmt.Fprintln(io.Out, labelsStarter); err != nil {
+					return err
+				}
+			}
+			if res.CardStarter != "" {
+				_, err = fmt.Fprintln(io.Out, res.CardStarter)
 			}
 			return err
 		},
@@ -141,6 +153,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.BoolVar(&allowUnavailable, "allow-unavailable", false, "emit a workflow that serve lists as unavailable; the skill then names no run tool")
 	f.BoolVar(&force, "force", false, "replace a different skill already at DIR/<name> (and an existing --labels-starter FILE)")
 	f.StringVar(&labelsStarter, "labels-starter", "", "also write FILE, a serve --labels file with the workflow id and an empty label and description to fill in")
+	f.BoolVar(&cardStarter, "card-starter", false, "also write bundle/openadapt-card.json, a starter workflow card to fill in, into the skill")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.BoolVar(&showFlowOutput, "show-flow-output", false, "when Flow fails, also print the last 20 lines of its stderr (they may hold protected data)")
 	addQuietFlag(c)

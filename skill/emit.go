@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/cards"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 )
 
@@ -39,6 +40,10 @@ type EmitOptions struct {
 	AllowUnavailable bool
 	// Force replaces a different skill already at OutDir/<name>.
 	Force bool
+	// CardStarter also writes a starter workflow card,
+	// bundle/openadapt-card.json, into the skill (docs/skills.md, Emit),
+	// unless the bundle already has a card (then a warning says so).
+	CardStarter bool
 	// AgentVersion is written into the metadata.
 	AgentVersion string
 	// Warn receives warnings.
@@ -53,6 +58,8 @@ type EmitResult struct {
 	BundleVersion  string   `json:"bundle_version"`
 	BundleStatus   string   `json:"bundle_status"`
 	RequiredParams []string `json:"required_params"`
+	// CardStarter is the starter card's path, "" when none was written.
+	CardStarter string `json:"card_starter,omitempty"`
 }
 
 // ErrUnavailable is returned (wrapped in an [*UnavailableError]) when the
@@ -213,6 +220,15 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 	if err := root.WriteFile(stage.Rel+"/SKILL.md", out, 0o644); err != nil {
 		return nil, err
 	}
+	starter := false
+	if opt.CardStarter {
+		if starter, err = writeCardStarter(root, stage.Rel+"/bundle", b); err != nil {
+			return nil, err
+		}
+		if !starter {
+			warn("the bundle already has an " + cards.FileName + "; no starter card was written")
+		}
+	}
 	rep, err := validateDir(stageDir, name)
 	if err != nil {
 		return nil, err
@@ -231,7 +247,24 @@ func Emit(ctx context.Context, opt EmitOptions) (*EmitResult, error) {
 		return nil, err
 	}
 	res.SkillDir, err = filepath.Abs(final)
+	if starter {
+		res.CardStarter = filepath.Join(res.SkillDir, "bundle", cards.FileName)
+	}
 	return res, err
+}
+
+// writeCardStarter writes the starter card (cards.Starter: empty texts,
+// one input per declared parameter by Flow's own name) into the staged
+// bundle folder rel, unless an entry of that name is already there
+// (false).
+func writeCardStarter(root *fsutil.Root, rel string, b *bundle.Bundle) (bool, error) {
+	p := rel + "/" + cards.FileName
+	if _, err := os.Lstat(root.Join(p)); err == nil {
+		return false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	return true, root.WriteFile(p, cards.Starter(b.DeclaredParams()), 0o644)
 }
 
 // loadBundle verifies a bundle folder with the bundle package, exactly as

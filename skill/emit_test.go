@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/cards"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/testing/testutil"
 )
 
@@ -531,5 +532,42 @@ func TestEmitFlowFails(t *testing.T) {
 				t.Errorf("out holds %d entries", len(entries))
 			}
 		})
+	}
+}
+
+// TestEmitCardStarter: CardStarter adds bundle/openadapt-card.json, keyed
+// by Flow's own parameter names, and changes nothing else of the bundle.
+func TestEmitCardStarter(t *testing.T) {
+	c := emitCases["unicode-params"]
+	src := buildCase(t, c)
+	var warns []string
+	opt := emitOpts(src, t.TempDir(), c, &warns)
+	opt.CardStarter = true
+	res, err := Emit(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := filepath.Join(res.SkillDir, "bundle", cards.FileName)
+	if res.CardStarter != card {
+		t.Fatalf("CardStarter %q", res.CardStarter)
+	}
+	got, err := os.ReadFile(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Load(filepath.Join(src, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cards.Starter(b.DeclaredParams()); !bytes.Equal(got, want) {
+		t.Fatalf("starter:\n%s\nwant:\n%s", got, want)
+	}
+	if !bytes.Contains(got, []byte(`"emoji_🩺": {"description": ""}`)) {
+		t.Errorf("starter not keyed by Flow's names:\n%s", got)
+	}
+	in, out := treeOf(t, filepath.Join(src, "bundle")), treeOf(t, filepath.Join(res.SkillDir, "bundle"))
+	delete(out, cards.FileName)
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("bundle changed beyond the card (-in +out):\n%s", diff)
 	}
 }

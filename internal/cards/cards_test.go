@@ -274,3 +274,43 @@ func TestCalendarDate(t *testing.T) {
 		}
 	}
 }
+
+// TestStarter: the starter is the card format with every text empty, so
+// serve ignores it (naming the empty field) until the operator fills it in;
+// filled in, it is a valid card.
+func TestStarter(t *testing.T) {
+	t.Parallel()
+	got := string(Starter([]string{"referral_date", "patient_mrn", "referral_date"}))
+	want := `{
+  "name": "",
+  "purpose": "",
+  "done_means": "",
+  "inputs": {
+    "patient_mrn": {"description": ""},
+    "referral_date": {"description": ""}
+  }
+}
+`
+	if got != want {
+		t.Fatalf("starter:\n%s", got)
+	}
+	_, err := Parse([]byte(got), opts())
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Field != "name" || ce.Rule != "empty" {
+		t.Fatalf("the starter parses: %v", err)
+	}
+	filled := strings.NewReplacer(`"name": ""`, `"name": "enter_referral"`, `"purpose": ""`, `"purpose": "P."`, `"done_means": ""`, `"done_means": "D."`,
+		`"description": ""`, `"description": "X."`).Replace(got)
+	if c, err := Parse([]byte(filled), opts()); err != nil || c.Name != "enter_referral" || c.Inputs["patient_mrn"].Description != "X." {
+		t.Fatalf("filled starter: %v %v", c, err)
+	}
+	if s := string(Starter(nil)); !strings.Contains(s, `"inputs": {}`) {
+		t.Errorf("no inputs: %s", s)
+	}
+	// Flow's names that are not plain ASCII stay as they are (card inputs
+	// are keyed by Flow's own names), escaped as JSON needs.
+	if s := string(Starter([]string{"Größe", "line\u2028sep", `q"uote`})); !strings.Contains(s, `"Größe": {"description": ""}`) ||
+		!strings.Contains(s, `"line\u2028sep"`) || !strings.Contains(s, `"q\"uote"`) {
+		t.Errorf("names: %s", s)
+	}
+}
