@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
@@ -18,8 +19,17 @@ const (
 	PhaseTerminal = "terminal"
 )
 
+// SchemaVersion is the run record format this build writes. Version 2
+// added the outcome's transaction_outcome and failed_checks; a version 1
+// record is still read, and its missing fields mean unknown.
+const SchemaVersion = 2
+
+// maxFailedChecks bounds an outcome's failed_checks.
+const maxFailedChecks = 32
+
 var (
 	digestPattern     = lazyre.New(`^(sha256:)?[0-9a-f]{64}$`)
+	checkPattern      = lazyre.New(`^[a-z][a-z0-9_]{0,47}$`)
 	messageKeyPattern = lazyre.New(`^[a-z][a-z0-9_]{0,63}$`)
 	outcomePattern    = lazyre.New(`^[A-Z][A-Z_]{0,31}$`)
 )
@@ -61,13 +71,23 @@ type MessageKey string
 
 // Outcome is a frozen public outcome: the one type for it, in memory and on
 // disk. Refused, timed-out and interrupted runs carry no execution outcome,
-// effect or summary.
+// effect, transaction outcome or summary; only a refused run carries failed
+// checks.
 type Outcome struct {
 	Status           flowrun.Status  `json:"status"`
 	ExecutionOutcome string          `json:"execution_outcome,omitempty"` // "" when none
 	EffectVerified   bool            `json:"effect_verified,omitempty"`
 	MessageKey       MessageKey      `json:"message_key"`
 	Summary          flowrun.Summary `json:"summary"`
+	// TransactionOutcome is Flow's transaction outcome of the report (one of
+	// flowrun.TransactionOutcomes), "" when unknown: none in the report, or
+	// a version 1 record.
+	TransactionOutcome string `json:"transaction_outcome,omitempty"`
+	// FailedChecks are a governed refusal's closed check codes (status
+	// refused only); empty when unknown (a version 1 record). A code this
+	// build does not know (a newer writer's) is kept as read: its
+	// projection shows it as "other".
+	FailedChecks []flowrun.FailedCheck `json:"failed_checks,omitempty"`
 }
 
 // Freeze makes f terminal with o, ended at now. It is the one place an
@@ -169,7 +189,7 @@ func parse(data []byte, id string) (*File, *Record, error) {
 		return nil, nil, fmt.Errorf("%w: invalid %s", errMalformed, field)
 	}
 	switch {
-	case f.SchemaVersion != 1:
+	case f.SchemaVersion != 1 && f.SchemaVersion != SchemaVersion:
 		return bad("schema_version")
 	case f.RunID != id || !flowrun.ValidRunID(f.RunID):
 		return bad("run_id")
@@ -215,11 +235,29 @@ func parse(data []byte, id string) (*File, *Record, error) {
 			return bad("outcome.message_key")
 		case !validSummary(o.Summary):
 			return bad("outcome.summary")
+		case o.TransactionOutcome != "" && !slices.Contains(flowrun.TransactionOutcomes, o.TransactionOutcome):
+			return bad("outcome.transaction_outcome")
+		case !validChecks(o.Status, o.FailedChecks):
+			return bad("outcome.failed_checks")
 		}
 	default:
 		return bad("phase")
 	}
 	return &f, r, nil
+}
+
+// validChecks: failed checks only on a refusal, each a code-shaped word,
+// at most maxFailedChecks.
+func validChecks(st flowrun.Status, cs []flowrun.FailedCheck) bool {
+	if len(cs) > 0 && st != flowrun.StatusRefused || len(cs) > maxFailedChecks {
+		return false
+	}
+	for _, c := range cs {
+		if !checkPattern().MatchString(string(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 func parseTime(s string) (time.Time, error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -285,16 +286,26 @@ func TestRecordValidation(t *testing.T) {
 	}
 	const canary = "Jane Roe MRN-9911"
 	for name, body := range map[string]string{
-		"other id":             strings.Replace(good, idA, idB, 1),
-		"workflow id":          strings.Replace(good, `"workflow_id":"`+wf, `"workflow_id":"`+canary, 1),
-		"base id":              strings.Replace(good, `"base_workflow_id":"`+wf, `"base_workflow_id":"../`+canary, 1),
-		"digest":               strings.Replace(good, strings.Repeat("ab", 32), canary, 1),
-		"status":               strings.Replace(good, `"status":"halt"`, `"status":"`+canary+`"`, 1),
-		"outcome":              strings.Replace(good, `"HALTED"`, `"`+canary+`"`, 1),
-		"message key":          strings.Replace(good, `"halt_halted"`, `"`+canary+`"`, 1),
-		"started":              strings.Replace(good, `"2026-12-01T10:00:00Z"`, `"`+canary+`"`, 1),
-		"negative steps":       strings.Replace(good, `"steps_ok":2`, `"steps_ok":-2`, 1),
-		"schema":               strings.Replace(good, `"schema_version":1`, `"schema_version":2`, 1),
+		"other id":            strings.Replace(good, idA, idB, 1),
+		"workflow id":         strings.Replace(good, `"workflow_id":"`+wf, `"workflow_id":"`+canary, 1),
+		"base id":             strings.Replace(good, `"base_workflow_id":"`+wf, `"base_workflow_id":"../`+canary, 1),
+		"digest":              strings.Replace(good, strings.Repeat("ab", 32), canary, 1),
+		"status":              strings.Replace(good, `"status":"halt"`, `"status":"`+canary+`"`, 1),
+		"outcome":             strings.Replace(good, `"HALTED"`, `"`+canary+`"`, 1),
+		"message key":         strings.Replace(good, `"halt_halted"`, `"`+canary+`"`, 1),
+		"started":             strings.Replace(good, `"2026-12-01T10:00:00Z"`, `"`+canary+`"`, 1),
+		"negative steps":      strings.Replace(good, `"steps_ok":2`, `"steps_ok":-2`, 1),
+		"schema":              strings.Replace(good, `"schema_version":1`, `"schema_version":3`, 1),
+		"schema zero":         strings.Replace(good, `"schema_version":1`, `"schema_version":0`, 1),
+		"transaction outcome": strings.Replace(good, `"message_key"`, `"transaction_outcome":"`+canary+`","message_key"`, 1),
+		"transaction case":    strings.Replace(good, `"message_key"`, `"transaction_outcome":"halted_before_effect","message_key"`, 1),
+		"checks on a halt":    strings.Replace(good, `"message_key"`, `"failed_checks":["other"],"message_key"`, 1),
+		"check text": strings.Replace(strings.Replace(good, `"status":"halt","execution_outcome":"HALTED"`, `"status":"refused"`, 1),
+			`"message_key"`, `"failed_checks":["`+canary+`"],"message_key"`, 1),
+		"checks type": strings.Replace(strings.Replace(good, `"status":"halt","execution_outcome":"HALTED"`, `"status":"refused"`, 1),
+			`"message_key"`, `"failed_checks":"other","message_key"`, 1),
+		"too many checks": strings.Replace(strings.Replace(good, `"status":"halt","execution_outcome":"HALTED"`, `"status":"refused"`, 1),
+			`"message_key"`, `"failed_checks":[`+strings.TrimSuffix(strings.Repeat(`"other",`, 33), ",")+`],"message_key"`, 1),
 		"phase":                strings.Replace(good, `"phase":"terminal"`, `"phase":"`+canary+`"`, 1),
 		"terminal no end":      strings.Replace(good, `"ended_at":"2026-12-01T10:00:01Z"`, `"ended_at":null`, 1),
 		"exit code":            strings.Replace(good, `"exit_code":1`, `"exit_code":100000`, 1),
@@ -319,6 +330,36 @@ func TestRecordValidation(t *testing.T) {
 		if strings.Contains(err.Error(), "Jane") {
 			t.Errorf("%s: the error quotes the value: %v", name, err)
 		}
+	}
+}
+
+// TestRecordVersions: this build writes version 2 and reads versions 1 and
+// 2; a version 1 record has no transaction outcome or failed checks, which
+// read as unknown (empty).
+func TestRecordVersions(t *testing.T) {
+	if SchemaVersion != 2 {
+		t.Fatalf("SchemaVersion = %d", SchemaVersion)
+	}
+	v1 := terminalRecord(idA, "2026-12-01T10:00:00Z", "2026-12-01T10:00:01Z")
+	f, err := ParseFile([]byte(v1), idA)
+	if err != nil || f.Outcome.TransactionOutcome != "" || f.Outcome.FailedChecks != nil {
+		t.Fatalf("v1: %+v %v", f, err)
+	}
+	v2 := strings.Replace(strings.Replace(v1, `"schema_version":1`, `"schema_version":2`, 1),
+		`"steps_skipped":0}}}`, `"steps_skipped":0},"transaction_outcome":"HALTED_BEFORE_EFFECT"}}`, 1)
+	f, err = ParseFile([]byte(v2), idA)
+	if err != nil || f.Outcome.TransactionOutcome != "HALTED_BEFORE_EFFECT" {
+		t.Fatalf("v2: %+v %v", f, err)
+	}
+	refused := strings.Replace(strings.Replace(v2, `"status":"halt","execution_outcome":"HALTED"`, `"status":"refused"`, 1),
+		`"transaction_outcome":"HALTED_BEFORE_EFFECT"`, `"failed_checks":["not_certified","a_code_from_a_newer_build"]`, 1)
+	f, err = ParseFile([]byte(refused), idA)
+	if err != nil || !slices.Equal(f.Outcome.FailedChecks, []flowrun.FailedCheck{"not_certified", "a_code_from_a_newer_build"}) {
+		t.Fatalf("refused: %+v %v", f, err)
+	}
+	out, _ := json.Marshal(f)
+	if string(out) != refused {
+		t.Errorf("round trip:\n got %s\nwant %s", out, refused)
 	}
 }
 

@@ -71,6 +71,10 @@ type Command struct {
 	// stragglers left in the group after a normal exit); 0 means
 	// [DefaultCancelGrace].
 	CancelGrace time.Duration
+	// Stdout, if set, also receives everything the child writes to its
+	// stdout, as it is drained (the run's failed-check scanner); it must
+	// not block.
+	Stdout io.Writer
 	// Started, if set, is called once, right after the spawn, before
 	// Exec waits. The run manager records the process there. Output is
 	// already being drained; the timeout is measured from its return.
@@ -177,7 +181,11 @@ func Exec(ctx context.Context, c Command) Exit {
 	errTail := tail{max: StderrKeepBytes}
 	var drain sync.WaitGroup
 	drain.Add(2)
-	go func() { defer drain.Done(); _, _ = io.Copy(&outTail, outR) }()
+	var outSink io.Writer = &outTail
+	if c.Stdout != nil {
+		outSink = io.MultiWriter(&outTail, c.Stdout)
+	}
+	go func() { defer drain.Done(); _, _ = io.Copy(outSink, outR) }()
 	go func() { defer drain.Done(); _, _ = io.Copy(&errTail, errR) }()
 
 	waitDone := make(chan error, 1)

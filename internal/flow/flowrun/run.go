@@ -133,6 +133,15 @@ type Result struct {
 	// Summary is set only when a report was classified (never for refused,
 	// timeout, interrupted, an unusable or a missing report).
 	Summary Summary
+	// TransactionOutcome is the report's transaction_outcome when it is one
+	// of [TransactionOutcomes] and the report was classified (never for
+	// refused, timeout, interrupted, an unusable or a missing report); ""
+	// otherwise.
+	TransactionOutcome string
+	// FailedChecks are the closed codes of the checks a governed refusal
+	// (status refused) named on Flow's stdout, at least one
+	// ([CheckScanner]); nil for every other status.
+	FailedChecks []FailedCheck
 	// ExitCode is Flow's exit code when it exited by itself (negative: killed
 	// by that signal), nil otherwise.
 	ExitCode *int
@@ -204,8 +213,10 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 		res.Err = err
 		return res
 	}
+	var checks CheckScanner
 	ex := Exec(ctx, Command{
 		Args:         req.Args(paramsFile),
+		Stdout:       &checks,
 		Env:          req.Env,
 		Dir:          req.Dir,
 		Timeout:      req.Timeout,
@@ -236,8 +247,10 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 	code := ex.Code
 	res.ExitCode = &code
 	if code == 2 {
-		// Refused: the report, if any, is ignored.
+		// Refused: the report, if any, is ignored; what Flow printed names
+		// the checks that refused.
 		res.Verdict = Verdict{Status: StatusRefused}
+		res.FailedChecks = checks.Checks()
 		return res
 	}
 	// The report is parsed once; classification, summary and halt use the
@@ -257,8 +270,45 @@ func (CLIRunner) Run(ctx context.Context, req Request) Result {
 		res.Verdict = classifyExitObject(code, doc)
 		res.Summary = summarizeObject(doc)
 		res.Halt = haltObject(doc)
+		res.TransactionOutcome = transactionOutcome(doc)
 	}
 	return res
+}
+
+// The transaction outcomes Flow's report may name (its
+// transaction_outcome, docs/runs.md "Decision fields").
+const (
+	TxVerified               = "VERIFIED"
+	TxHaltedBeforeEffect     = "HALTED_BEFORE_EFFECT"
+	TxReconciliationRequired = "RECONCILIATION_REQUIRED"
+	TxFailedPlatform         = "FAILED_PLATFORM"
+	TxCanceled               = "CANCELED"
+	TxRejectedPolicy         = "REJECTED_POLICY"
+	TxCompletedUnverified    = "COMPLETED_UNVERIFIED"
+	TxRolledBack             = "ROLLED_BACK"
+)
+
+// TransactionOutcomes are the values [Result.TransactionOutcome] may take.
+var TransactionOutcomes = []string{
+	TxVerified, TxHaltedBeforeEffect, TxReconciliationRequired, TxFailedPlatform,
+	TxCanceled, TxRejectedPolicy, TxCompletedUnverified, TxRolledBack,
+}
+
+// transactionOutcome is the report's transaction_outcome when it is a string
+// naming one of [TransactionOutcomes], else "" (absent, null, another type
+// or an unknown value all mean unknown).
+func transactionOutcome(d *pyjson.Doc) string {
+	v := d.Get(d.Root(), "transaction_outcome")
+	if !isString(d, v) {
+		return ""
+	}
+	s := d.Str(v)
+	for _, t := range TransactionOutcomes {
+		if s == t {
+			return t
+		}
+	}
+	return ""
 }
 
 // haltObject returns the report's halt member when it is an object of at

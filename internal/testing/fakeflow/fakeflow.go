@@ -32,6 +32,14 @@
 //	                certify: "" or hang.
 //	READY           a FIFO that hang modes (run and emit-skill) write one
 //	                byte to once in place
+//	REFUSE          a governed refusal (refuse.go): print Flow's refusal on
+//	                stdout and exit 2 without a report; a comma-separated
+//	                list of gate ids (execution_profile, certification,
+//	                identity_coverage, effect_coverage, approval_fallback,
+//	                interstitial_admission, encryption, manifest_integrity,
+//	                or any other word for a gate Flow does not have) or one
+//	                of load, unknown_profile, encryption_profile, surface,
+//	                citrix (Flow's one-line refusals before its gate)
 //	EXIT            exit code of a normal run (default 0)
 //	REPORT          report to write into --run-dir: a file path, or a name
 //	                resolved as $REPORTS_DIR/<name>/report.json
@@ -281,6 +289,10 @@ func run(k knobs, args []string) int {
 		time.Sleep(d)
 	}
 	output(k)
+	if spec := k["REFUSE"]; spec != "" {
+		writeRefusal(os.Stdout, spec)
+		return 2
+	}
 	report := filepath.Join(runDir, "report.json")
 	body, err := reportBody(k)
 	if err != nil {

@@ -180,3 +180,54 @@ func TestBuild(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// TestRefusalReportShape pins the fake's governed refusal to the shape of
+// Flow 1.32's run gate report (refuse.go, provenance): exit 2, no report,
+// the report on stdout, one "  [REFUSE] <Title>: <detail>" line per
+// refused gate in Flow's gate order, its offending steps on the next line,
+// passed gates as "[PASS]", and the closing fail-closed line.
+func TestRefusalReportShape(t *testing.T) {
+	flow := Install(t)
+	dir := t.TempDir()
+	runDir := filepath.Join(dir, "runs", "run-1")
+	code, out, _ := fake(t, flow, []string{"FAKE_FLOW_REFUSE=manifest_integrity,certification"},
+		"run", dir, "--run-dir", runDir, "--params-file", filepath.Join(dir, "p.json"))
+	want := "REFUSE: workflow 'Fake Workflow' under 'standard' profile vs policy 'clinical-write'\n" +
+		"  [PASS] Execution profile: satisfied\n" +
+		"  [REFUSE] Certification passed: " + refusalDetail + "\n" +
+		"         steps: s0003, s0004\n" +
+		"  [PASS] Identity coverage: satisfied\n" +
+		"  [PASS] Effect coverage: satisfied\n" +
+		"  [PASS] Approval fallback: satisfied\n" +
+		"  [PASS] Interstitial admission: satisfied\n" +
+		"  [PASS] Encrypted bundle: satisfied\n" +
+		"  [REFUSE] Sealed manifest + version pin: " + refusalDetail + "\n" +
+		"         steps: s0003, s0004\n" +
+		"  -> RUN REFUSED (fail-closed): Certification passed, Sealed manifest + version pin. Nothing was executed.\n"
+	if code != 2 || out != want {
+		t.Errorf("exit %d, stdout (-want +got):\n%s", code, cmp.Diff(want, out))
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "report.json")); !os.IsNotExist(err) {
+		t.Errorf("a refusal wrote a report: %v", err)
+	}
+	for name, line := range map[string]string{
+		"load":    "run REFUSED: bundle could not be loaded safely.",
+		"surface": "run REFUSED: the standard profile requires an explicit execution surface;",
+	} {
+		code, out, _ := fake(t, flow, []string{"FAKE_FLOW_REFUSE=" + name}, "run", dir, "--run-dir", runDir, "--params-file", filepath.Join(dir, "p.json"))
+		if code != 2 || !strings.HasPrefix(out, line) || strings.Count(out, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q", name, code, out)
+		}
+	}
+	// The gate ids and titles are Flow's, in its render order.
+	var titles []string
+	for _, g := range gateOrder {
+		titles = append(titles, g.id+"="+g.title)
+	}
+	wantTitles := []string{"execution_profile=Execution profile", "certification=Certification passed",
+		"identity_coverage=Identity coverage", "effect_coverage=Effect coverage", "approval_fallback=Approval fallback",
+		"interstitial_admission=Interstitial admission", "encryption=Encrypted bundle", "manifest_integrity=Sealed manifest + version pin"}
+	if diff := cmp.Diff(wantTitles, titles); diff != "" {
+		t.Errorf("gate titles (-want +got):\n%s", diff)
+	}
+}
