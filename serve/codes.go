@@ -1,6 +1,9 @@
 package serve
 
-import "github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+import (
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
+)
 
 // Code is a stable failure-envelope code (docs/mcp.md "Error codes").
 type Code string
@@ -160,6 +163,7 @@ func admissionMessage(reason string) string {
 const (
 	keySuccess                   runstore.MessageKey = "success"
 	keyHaltHalted                runstore.MessageKey = "halt_halted"
+	keyHaltBeforeEffect          runstore.MessageKey = "halt_halted_before_effect"
 	keyHaltCompletedUnverified   runstore.MessageKey = "halt_completed_unverified"
 	keyHaltRolledBack            runstore.MessageKey = "halt_rolled_back"
 	keyHaltNoReport              runstore.MessageKey = "halt_no_report"
@@ -169,13 +173,15 @@ const (
 	keyUnsignedProductionSuccess runstore.MessageKey = "unsigned_production_success"
 	keyInterrupted               runstore.MessageKey = "interrupted"
 	keyError                     runstore.MessageKey = "error"
+	keyNotStarted                runstore.MessageKey = "not_started"
 )
 
 // runMessages is the fixed copy of each message key (docs/runs.md
 // "Messages").
 var runMessages = map[runstore.MessageKey]string{
 	keySuccess:                   "The governed run completed and its persisted report confirms verified success.",
-	keyHaltHalted:                "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence.",
+	keyHaltHalted:                "HALTED. The run stopped safely instead of guessing, but Flow did not prove that the record is unchanged. Review the local Needs Attention queue for protected evidence and check the record before any retry.",
+	keyHaltBeforeEffect:          "HALTED. The run stopped safely instead of guessing, and the record did not change. Review the local Needs Attention queue for protected evidence.",
 	keyHaltCompletedUnverified:   "The run completed, but its persisted evidence did not prove verified success. Review it locally before any retry.",
 	keyHaltRolledBack:            "The configured compensating action completed. Review the local evidence before any further action.",
 	keyHaltNoReport:              "The run ended without a report. Its live effect is uncertain; inspect the protected local run before any retry: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
@@ -185,7 +191,24 @@ var runMessages = map[runstore.MessageKey]string{
 	keyUnsignedProductionSuccess: "The run reported VERIFIED under a production profile, so its effect was verified, but this local server cannot mint a Seal. Unsigned production success is failure: do not report it as done, and do not retry or repeat it.",
 	keyInterrupted:               "The server stopped while this run was in progress, so it was interrupted. Its live effect is uncertain; inspect the protected local run before any retry: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
 	keyError:                     "The run could not produce a trustworthy terminal result. Inspect the protected local run and its evidence: openadapt-agent runs show RUN_ID --protected, on the computer that ran it.",
+	keyNotStarted:                "Flow could not be started, so nothing was executed. Ask the operator to check the openadapt-flow installation on this computer.",
 }
+
+// keyStatus is the status each message key was made for, and statusKey
+// each status's own copy.
+var (
+	keyStatus = map[runstore.MessageKey]flowrun.Status{
+		keySuccess: flowrun.StatusSuccess, keyHaltHalted: flowrun.StatusHalt, keyHaltBeforeEffect: flowrun.StatusHalt,
+		keyHaltCompletedUnverified: flowrun.StatusHalt, keyHaltRolledBack: flowrun.StatusHalt, keyHaltNoReport: flowrun.StatusHalt,
+		keyHalt: flowrun.StatusHalt, keyRefused: flowrun.StatusRefused, keyTimeout: flowrun.StatusTimeout,
+		keyUnsignedProductionSuccess: flowrun.StatusError, keyTutorialUnsigned: flowrun.StatusError,
+		keyInterrupted: flowrun.StatusInterrupted, keyError: flowrun.StatusError, keyNotStarted: flowrun.StatusError,
+	}
+	statusKey = map[flowrun.Status]runstore.MessageKey{
+		flowrun.StatusSuccess: keySuccess, flowrun.StatusHalt: keyHalt, flowrun.StatusRefused: keyRefused,
+		flowrun.StatusTimeout: keyTimeout, flowrun.StatusInterrupted: keyInterrupted, flowrun.StatusError: keyError,
+	}
+)
 
 // messageText is the fixed copy of k; a key this build does not know (a
 // record written by another version) gets the generic error copy.

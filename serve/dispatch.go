@@ -58,7 +58,7 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 				s.audit.call(ctr.Session, rec, start, true)
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: stdio.MsgUnknownTool}
 			}
-			res := failed(rec, f)
+			res := failed(rec, withDecision(f))
 			s.audit.call(ctr.Session, rec, start, true)
 			return res, nil
 		}
@@ -74,8 +74,8 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // unknownTool answers a tools/call of a name that is not registered: a
-// run-shaped name gets a failure envelope, anything else nil (a JSON-RPC
-// invalid-params error).
+// run-shaped name gets a run tool's failure envelope, anything else nil (a
+// JSON-RPC invalid-params error).
 func unknownTool(name string, runEnabled bool) *failure {
 	if id, ok := strings.CutPrefix(name, "run_"); !(ok && workflowid.Valid(id)) && name != toolRunWorkflow {
 		return nil
@@ -183,10 +183,17 @@ func invalidArgumentsFailure(missing []string, unknown int) *failure {
 func (r *registry) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		rec := auditFrom(ctx)
+		// A run tool's failure carries the decision fields.
+		failedResult := func(rec *auditRec, f *failure) *mcp.CallToolResult {
+			if e.run {
+				f = withDecision(f)
+			}
+			return failed(rec, f)
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				r.log.Error("tool handler panicked", "tool", e.name)
-				res = failed(rec, fail(CodeInternalError))
+				res = failedResult(rec, fail(CodeInternalError))
 			}
 		}()
 		if r.testOnlyPanic == e.name {
@@ -194,7 +201,7 @@ func (r *registry) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandle
 		}
 		body, f := next(ctx, &toolCall{req: req, audit: rec})
 		if f != nil {
-			return failed(rec, f), nil
+			return failedResult(rec, f), nil
 		}
 		if raw, ok := body.(rawResult); ok && e.rawResult {
 			return raw.res, nil
@@ -202,7 +209,7 @@ func (r *registry) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandle
 		compactJSON, err := encodeJSON(body, false)
 		if err != nil {
 			r.log.Error("result did not encode", "tool", e.name)
-			return failed(rec, fail(CodeInternalError)), nil
+			return failedResult(rec, fail(CodeInternalError)), nil
 		}
 		// A result whose exact bytes already passed the checks below, against
 		// this tool's output schema, passes them again (the frame bound and
@@ -216,11 +223,11 @@ func (r *registry) toolMiddleware(e *toolEntry, next toolHandler) mcp.ToolHandle
 		// The frame carries both copies, the text one escaped as a JSON
 		// string (quotes and newlines double); keep it under 4 MiB.
 		if len(compactJSON)+2*len(indented)+1024 > stdio.MaxFrameBytes {
-			return failed(rec, fail(CodeResultTooLarge)), nil
+			return failedResult(rec, fail(CodeResultTooLarge)), nil
 		}
 		if !validates(output, compactJSON) {
 			r.log.Error("result does not validate against its output schema", "tool", e.name)
-			return failed(rec, fail(CodeInternalError)), nil
+			return failedResult(rec, fail(CodeInternalError)), nil
 		}
 		if !e.run { // a run's result is new every time (its run_id)
 			r.results.store(output, compactJSON, indented)

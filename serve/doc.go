@@ -32,10 +32,11 @@
 //     (discover.go, cache.go, snapshot_*.go: bundleLoader), with each
 //     workflow's card (cards.go, read by internal/cards).
 //   - runTools (runcall.go, inputs.go, report.go, runmanager.go,
-//     outcome.go): the run tools, their typed inputs and get_run_report;
-//     the run call reads top to bottom in
-//     runTools.call, the run manager owns the run, and its frozen outcome
-//     answers through the run's done channel. Run state is
+//     outcome.go, decision.go): the run tools, their typed inputs and
+//     get_run_report; the run call reads top to bottom in runTools.call,
+//     the run manager owns the run, and its frozen outcome answers through
+//     the run's done channel; decision.go is the one table of the decision
+//     fields every run result and run tool failure carries. Run state is
 //     internal/runstore's; the admission gate (gate.go) is ledger's.
 //   - attentionTools (attention.go, attended.go): the Needs Attention tools
 //     and the attended actions, which decide through attention.Decider;

@@ -11,10 +11,12 @@ import (
 var interrupted = runstore.Outcome{Status: flowrun.StatusInterrupted, MessageKey: keyInterrupted}
 
 // outcomeOf classifies a flowrun result into its public outcome and message
-// key (docs/runs.md "Messages"). Refused, timed-out and interrupted runs carry no
-// execution outcome, effect or summary.
+// key (docs/runs.md "Messages"). Refused, timed-out and interrupted runs
+// carry no execution outcome, effect, transaction outcome or summary; a
+// refused one carries the checks Flow named.
 func outcomeOf(res flowrun.Result) runstore.Outcome {
-	o := runstore.Outcome{Status: res.Status, ExecutionOutcome: res.Outcome, EffectVerified: res.EffectVerified, Summary: res.Summary}
+	o := runstore.Outcome{Status: res.Status, ExecutionOutcome: res.Outcome, EffectVerified: res.EffectVerified,
+		Summary: res.Summary, TransactionOutcome: res.TransactionOutcome}
 	switch res.Status {
 	case flowrun.StatusSuccess:
 		o.MessageKey = keySuccess
@@ -22,6 +24,8 @@ func outcomeOf(res flowrun.Result) runstore.Outcome {
 		switch {
 		case res.Reason == flowrun.ReasonNoReport:
 			o.MessageKey = keyHaltNoReport
+		case res.Outcome == flowrun.OutcomeHalted && res.TransactionOutcome == flowrun.TxHaltedBeforeEffect:
+			o.MessageKey = keyHaltBeforeEffect
 		case res.Outcome == flowrun.OutcomeHalted:
 			o.MessageKey = keyHaltHalted
 		case res.Outcome == flowrun.OutcomeCompletedUnverified:
@@ -32,16 +36,26 @@ func outcomeOf(res flowrun.Result) runstore.Outcome {
 			o.MessageKey = keyHalt
 		}
 	case flowrun.StatusRefused:
-		return runstore.Outcome{Status: res.Status, MessageKey: keyRefused}
+		checks := res.FailedChecks
+		if len(checks) == 0 {
+			checks = []flowrun.FailedCheck{flowrun.CheckOther}
+		}
+		return runstore.Outcome{Status: res.Status, MessageKey: keyRefused, FailedChecks: checks}
 	case flowrun.StatusTimeout:
 		return runstore.Outcome{Status: res.Status, MessageKey: keyTimeout}
 	case flowrun.StatusInterrupted:
 		return interrupted
 	default:
 		o.Status = flowrun.StatusError
-		if res.Reason == flowrun.ReasonUnsignedProductionSuccess {
+		switch {
+		case res.Reason == flowrun.ReasonUnsignedProductionSuccess:
 			o.MessageKey = keyUnsignedProductionSuccess
-		} else {
+		case res.Process == (flowrun.Process{}) && res.ExitCode == nil:
+			// Flow's process was never created (the parameters file or the
+			// spawn failed): provably nothing ran.
+			o.MessageKey = keyNotStarted
+			o.EffectVerified = false
+		default:
 			o.MessageKey = keyError
 			o.EffectVerified = false
 		}

@@ -20,13 +20,14 @@ import (
 
 // failure is the body of the failure envelope (docs/mcp.md "Result
 // envelopes"). A run tool's failure also carries, for invalid input
-// values, invalid_inputs; every other tool's failure is the error object
-// alone.
+// values, invalid_inputs, then the decision fields (decision.go); every
+// other tool's failure is the error object alone.
 type failure struct {
 	Error failureBody `json:"error"`
 	// InvalidInputs names each invalid input and its problem, never the
 	// value (invalid_arguments of a run tool only).
 	InvalidInputs []inputProblem `json:"invalid_inputs,omitempty"`
+	*decision
 }
 
 // inputProblem is one invalid input of a run call: the input's name as the
@@ -229,6 +230,7 @@ type runOutcome struct {
 	Replayed       bool               `json:"replayed"`
 	NeedsAttention *attentionSlot     `json:"needs_attention,omitempty"`
 	Protected      *runProtectedBlock `json:"protected,omitempty"`
+	runDecision
 }
 
 // attentionSlot serializes as a Needs Attention item or as null; a nil
@@ -252,6 +254,7 @@ type reportProtectedBlock struct {
 type runReport struct {
 	runCore
 	Protected *reportProtectedBlock `json:"protected,omitempty"`
+	runDecision
 }
 
 type attentionQueue struct {
@@ -261,30 +264,73 @@ type attentionQueue struct {
 	Items            []attention.Item `json:"items"`
 }
 
+// frozenOutcome is r's frozen outcome, nil while it runs.
+func frozenOutcome(r *runstore.File) *runstore.Outcome {
+	if r.Phase != runstore.PhaseTerminal {
+		return nil
+	}
+	return r.Outcome
+}
+
 // coreOf projects a run record: "running" until its outcome is frozen.
 func coreOf(r *runstore.File) runCore {
 	out := runCore{SchemaVersion: 1, WorkflowID: r.WorkflowID, RunID: r.RunID, Sealed: false, RequiresSeal: true}
-	if r.Phase != runstore.PhaseTerminal || r.Outcome == nil {
+	o := frozenOutcome(r)
+	if o == nil {
 		out.Status = "running"
 		out.Message = msgRunning
 		return out
 	}
-	o := r.Outcome
 	out.Status = string(o.Status)
 	out.Success = o.Status == flowrun.StatusSuccess
-	out.Message = messageText(o.MessageKey)
+	out.Message = messageOf(o)
 	out.Summary = o.Summary
 	out.ExecutionOutcome = o.ExecutionOutcome
-	if o.EffectVerified {
+	if outcomeCase(o) == caseUnsignedProductionSuccess {
 		out.EffectVerified = boolPtr(true)
 	}
 	return out
 }
 
+// messageOf is the fixed copy of a frozen outcome, in agreement with its
+// status and its decision whatever key the record froze (an older build's,
+// or one that does not belong to the status). A halt's copy follows its
+// decision case (so a HALTED halt says the record did not change exactly
+// when Flow's transaction outcome proves it); the unsigned-success copy (or
+// the tutorial's) goes with the verified effect it describes; any other key
+// is shown only with the status it was made for, else the status's own.
+func messageOf(o *runstore.Outcome) string {
+	key := o.MessageKey
+	switch c := outcomeCase(o); c {
+	case caseHaltBeforeEffect:
+		key = keyHaltBeforeEffect
+	case caseHalt:
+		key = keyHalt
+		if o.ExecutionOutcome == flowrun.OutcomeHalted {
+			key = keyHaltHalted
+		}
+	case caseHaltCompletedUnverified:
+		key = keyHaltCompletedUnverified
+	case caseHaltRolledBack:
+		key = keyHaltRolledBack
+	case caseHaltNoReport:
+		key = keyHaltNoReport
+	case caseUnsignedProductionSuccess:
+		if key != keyTutorialUnsigned {
+			key = keyUnsignedProductionSuccess
+		}
+	default:
+		if st, ok := keyStatus[key]; !ok || st != o.Status || key == keyUnsignedProductionSuccess || key == keyTutorialUnsigned {
+			key = statusKey[o.Status]
+		}
+	}
+	return messageText(key)
+}
+
 // projectRun builds a run tool's result from a record; a halted run
 // carries its fresh Needs Attention item (or null).
 func (t *runTools) projectRun(r *runstore.File, replayed bool) runOutcome {
-	out := runOutcome{runCore: coreOf(r), Replayed: replayed}
+	out := runOutcome{runCore: coreOf(r), Replayed: replayed, runDecision: runDecisionOf(frozenOutcome(r), false)}
 	if r.Outcome != nil && r.Outcome.Status == flowrun.StatusHalt && r.Phase == runstore.PhaseTerminal {
 		out.NeedsAttention = &attentionSlot{item: attentionForRun(t.runsDir, r.RunID)}
 	}
@@ -331,7 +377,7 @@ func (t *runTools) protectedRun(r *runstore.File) *runProtectedBlock {
 
 // projectReport builds get_run_report's result from a record.
 func (t *runTools) projectReport(r *runstore.File) runReport {
-	out := runReport{runCore: coreOf(r)}
+	out := runReport{runCore: coreOf(r), runDecision: runDecisionOf(frozenOutcome(r), false)}
 	if !t.opts.AllowProtectedExport {
 		return out
 	}

@@ -90,7 +90,7 @@ func (m *runManager) reserve(runID string, wf *workflow) *liveRun {
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	lr := &liveRun{id: runID, wf: wf, start: now, done: make(chan struct{}), ctx: ctx, cancel: cancel, rec: &runstore.File{
-		SchemaVersion: 1, RunID: runID, WorkflowID: wf.id, BaseWorkflowID: wf.baseID,
+		SchemaVersion: runstore.SchemaVersion, RunID: runID, WorkflowID: wf.id, BaseWorkflowID: wf.baseID,
 		BundleContentDigest: wf.contentDigest, Owner: m.owner, StartedAt: now.UTC().Format(time.RFC3339Nano),
 		Phase: runstore.PhaseRunning,
 	}}

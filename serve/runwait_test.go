@@ -41,7 +41,10 @@ func (g *gateRunner) Run(ctx context.Context, req flowrun.Request) flowrun.Resul
 	}
 }
 
-var verifiedSuccess = flowrun.Result{Verdict: flowrun.Verdict{Status: flowrun.StatusSuccess, Outcome: "VERIFIED", EffectVerified: true}}
+// verifiedSuccess is a VERIFIED success under a production profile: its
+// result (status error, effect_verified) can only come from this run.
+var verifiedSuccess = flowrun.Result{Verdict: flowrun.Verdict{Status: flowrun.StatusError, Outcome: "VERIFIED",
+	Reason: flowrun.ReasonUnsignedProductionSuccess, EffectVerified: true}, ExitCode: intPtr(0), Process: flowrun.Process{PID: 1}}
 
 // gatedServer is runEnv's server with a gateRunner in place of Flow.
 func gatedServer(t *testing.T) (*Server, *gateRunner) {
@@ -107,7 +110,7 @@ func TestRunAnswerComesFromMemory(t *testing.T) {
 		began := time.Now()
 		g.release <- verifiedSuccess
 		r := s.checkAsync(tool, call)
-		if r["status"] != "success" || r["effect_verified"] != true {
+		if r["status"] != "error" || r["effect_verified"] != true {
 			t.Fatalf("%v", r)
 		}
 		if waited := time.Since(began); waited != 0 {
@@ -132,10 +135,10 @@ func TestReplayWaitsOnTheRunInMemory(t *testing.T) {
 		breakRecords(t, srv)
 		g.release <- verifiedSuccess
 		r1, r2 := s.checkAsync(tool, first), s.checkAsync(tool, second)
-		if r1["status"] != "success" || r1["replayed"] != false {
+		if r1["status"] != "error" || r1["effect_verified"] != true || r1["replayed"] != false {
 			t.Fatalf("first: %v", r1)
 		}
-		if r2["status"] != "success" || r2["replayed"] != true || r2["run_id"] != r1["run_id"] {
+		if r2["status"] != "error" || r2["effect_verified"] != true || r2["replayed"] != true || r2["run_id"] != r1["run_id"] {
 			t.Fatalf("second: %v", r2)
 		}
 		select {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/cards"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
@@ -67,8 +68,24 @@ func enumOf[S ~string](values []S) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
+// decisionProps are the decision fields' properties (decision.go), without
+// braces: on a run result, where they are required, and on a run tool's
+// failure envelope, where they are optional.
+var decisionProps = `
+  "record_changed":{"enum":` + enumOf(recordChangedValues) + `},
+  "safe_to_retry":{"type":"boolean"},
+  "next_step":{"enum":` + enumOf(nextStepValues) + `},
+  "proof":{"enum":` + enumOf(proofValues) + `}`
+
+const decisionRequired = `"record_changed","safe_to_retry","next_step","proof"`
+
+// failedChecksProp is a governed refusal's failed_checks.
+var failedChecksProp = `
+  "failed_checks":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":` + enumOf(flowrun.FailedChecks) + `}}`
+
 // runFailureSchema is a run tool's failure envelope: the shared one, plus
-// the optional invalid_inputs (new properties at the end).
+// the optional invalid_inputs and decision fields (new properties at the
+// end).
 var runFailureSchema = `{"type":"object",
  "properties":{"error":{"type":"object",
    "properties":{"code":{"type":"string","enum":` + codesEnum() + `},
@@ -77,7 +94,7 @@ var runFailureSchema = `{"type":"object",
    "required":["code","message","recovery"],"additionalProperties":false},
   "invalid_inputs":{"type":"array","minItems":1,"items":{"type":"object","properties":{
       "input":{"type":"string"},"problem":{"enum":` + enumOf(inputProblems) + `}},
-      "required":["problem"],"additionalProperties":false}}},
+      "required":["problem"],"additionalProperties":false}},` + decisionProps + `},
  "required":["error"],"additionalProperties":false}`
 
 // outputSchema wraps a tool's success schema as
@@ -259,8 +276,9 @@ func runOutcomeSchema(export bool) string {
       "stdout_tail":{"type":["string","null"]},"stderr_tail":{"type":["string","null"]}},
       "required":["workflow","run_dir","report_path","exit_code","detail","halt","stdout_tail","stderr_tail"],"additionalProperties":false}`
 	}
+	props += "," + decisionProps + "," + failedChecksProp
 	return `{"type":"object","properties":{` + props + `},
- "required":["schema_version","status","success","workflow_id","run_id","message","summary","sealed","requires_seal","replayed"],
+ "required":["schema_version","status","success","workflow_id","run_id","message","summary","sealed","requires_seal","replayed",` + decisionRequired + `],
  "additionalProperties":false}`
 }
 
@@ -271,8 +289,9 @@ func runReportSchema(export bool) string {
 		props += `,
   "protected":{"type":"object","properties":{"run_dir":{"type":"string"},"report":{"type":["object","null"]},"report_omitted":{"type":"boolean"}},"required":["run_dir","report","report_omitted"],"additionalProperties":false}`
 	}
+	props += "," + decisionProps + "," + failedChecksProp
 	return `{"type":"object","properties":{` + props + `},
- "required":["schema_version","status","success","workflow_id","run_id","message","summary","sealed","requires_seal"],
+ "required":["schema_version","status","success","workflow_id","run_id","message","summary","sealed","requires_seal",` + decisionRequired + `],
  "additionalProperties":false}`
 }
 

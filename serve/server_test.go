@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -162,30 +164,44 @@ func TestRunOutcomes(t *testing.T) {
 	o.AllowRun = true
 	s := start(t, o)
 	tool := s.runTool()
+	// A HALTED report whose transaction outcome proves no effect.
+	beforeEffect := filepath.Join(e.root, "before-effect.json")
+	halted, err := os.ReadFile("../testdata/flow/reports/standard-halted/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(beforeEffect, bytes.Replace(halted, []byte(`"RECONCILIATION_REQUIRED"`), []byte(`"HALTED_BEFORE_EFFECT"`), 1), 0o600)
+	// dec is record_changed/safe_to_retry/next_step/proof (docs/runs.md
+	// "Decision fields"); checks the failed_checks of a refusal.
 	cases := []struct {
 		scenario string
 		status   string
 		outcome  string
 		msg      string
 		effect   bool
+		dec      string
+		checks   []any
 	}{
-		{"report=legacy-success;exit=0", "success", "", "verified success", false},
-		{"report=standard-verified;exit=0", "error", "VERIFIED", "Unsigned production success is failure", true},
-		{"report=standard-verified;exit=1", "error", "VERIFIED", "trustworthy terminal result", false},
-		{"report=standard-halted;exit=1", "halt", "HALTED", "HALTED.", false},
-		{"report=demo-completed-unverified;exit=0", "halt", "COMPLETED_UNVERIFIED", "completed", false},
-		{"report=standard-failed;exit=1", "error", "FAILED", "trustworthy terminal result", false},
-		{"report=standard-rolled-back;exit=1", "halt", "ROLLED_BACK", "compensating action", false},
-		{"report=legacy-success;exit=2", "refused", "", "Nothing was executed", false},
-		{"exit=0", "error", "", "trustworthy terminal result", false},
-		{"exit=1", "halt", "", "ended without a report", false},
-		{"exit=3", "halt", "", "ended without a report", false},
-		{"exit=130", "halt", "", "ended without a report", false},
-		{"mode=report-symlink;exit=1", "error", "", "trustworthy terminal result", false},
-		{"mode=report-malformed;exit=1", "error", "", "trustworthy terminal result", false},
-		{"mode=report-array;exit=1", "error", "", "trustworthy terminal result", false},
-		{"mode=report-huge;exit=1", "error", "", "trustworthy terminal result", false},
-		{"report=inconsistent-halted-success;exit=0", "error", "HALTED", "trustworthy terminal result", false},
+		{"report=legacy-success;exit=0", "success", "", "verified success", false, "yes/false/none/none", nil},
+		{"report=standard-verified;exit=0", "error", "VERIFIED", "Unsigned production success is failure", true, "yes/false/none/local", nil},
+		{"report=standard-verified;exit=1", "error", "VERIFIED", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
+		{"report=standard-halted;exit=1", "halt", "HALTED", "HALTED. The run stopped safely instead of guessing, but Flow did not prove that the record is unchanged.", false, "unknown/false/wait_for_person/none", nil},
+		{"report=" + beforeEffect + ";exit=1", "halt", "HALTED", "HALTED. The run stopped safely instead of guessing, and the record did not change.", false, "no/false/wait_for_person/none", nil},
+		{"report=demo-completed-unverified;exit=0", "halt", "COMPLETED_UNVERIFIED", "completed", false, "unknown/false/check_record/none", nil},
+		{"report=standard-failed;exit=1", "error", "FAILED", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
+		{"report=standard-rolled-back;exit=1", "halt", "ROLLED_BACK", "compensating action", false, "unknown/false/check_record/none", nil},
+		{"report=legacy-success;exit=2", "refused", "", "Nothing was executed", false, "no/true/fix_setup/none", []any{"other"}},
+		{"refuse=effect_coverage,certification", "refused", "", "Nothing was executed", false, "no/true/fix_setup/none", []any{"not_certified", "record_check_missing"}},
+		{"refuse=load", "refused", "", "Nothing was executed", false, "no/true/fix_setup/none", []any{"workflow_unloadable"}},
+		{"exit=0", "error", "", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
+		{"exit=1", "halt", "", "ended without a report", false, "unknown/false/check_record/none", nil},
+		{"exit=3", "halt", "", "ended without a report", false, "unknown/false/check_record/none", nil},
+		{"exit=130", "halt", "", "ended without a report", false, "unknown/false/check_record/none", nil},
+		{"mode=report-symlink;exit=1", "error", "", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
+		{"mode=report-malformed;exit=1", "error", "", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
+		{"mode=report-array;exit=1", "error", "", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
+		{"mode=report-huge;exit=1", "error", "", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
+		{"report=inconsistent-halted-success;exit=0", "error", "HALTED", "trustworthy terminal result", false, "unknown/false/check_record/none", nil},
 	}
 	if harnessEra(t) != "" {
 		// Under TestProtocolEra2025 only the protocol envelope differs (the
@@ -227,8 +243,15 @@ func TestRunOutcomes(t *testing.T) {
 			if _, ok := r["protected"]; ok {
 				t.Fatal("protected in default mode")
 			}
+			if got := fmt.Sprintf("%v/%v/%v/%v", r["record_changed"], r["safe_to_retry"], r["next_step"], r["proof"]); got != c.dec {
+				t.Fatalf("decision %s, want %s", got, c.dec)
+			}
+			if got, _ := r["failed_checks"].([]any); !cmp.Equal(got, c.checks) {
+				t.Fatalf("failed_checks %v, want %v", r["failed_checks"], c.checks)
+			}
 			rep := s.call("get_run_report", map[string]any{"run_id": r["run_id"]})
-			for _, k := range []string{"status", "success", "execution_outcome", "effect_verified", "message", "workflow_id", "run_id"} {
+			for _, k := range []string{"status", "success", "execution_outcome", "effect_verified", "message", "workflow_id", "run_id",
+				"record_changed", "safe_to_retry", "next_step", "proof", "failed_checks"} {
 				if !cmp.Equal(rep[k], r[k]) {
 					t.Fatalf("get_run_report %s = %v, run tool %v", k, rep[k], r[k])
 				}

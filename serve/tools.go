@@ -34,13 +34,14 @@ const instructions = `OpenAdapt Agent serves governed, compiled GUI workflows ov
 Tools return PHI-safe structured results: opaque ids, parameter names, counts and fixed messages. Protected evidence stays on this computer.
 Run tools execute through the governed openadapt-flow run CLI.
 Trust only status 'success': it alone means the workflow completed and verified.
-'halt' means the run stopped safely with evidence kept locally; if execution_outcome is HALTED, tell the user the record did not change.
+'halt' means the run stopped safely with evidence kept locally; tell the user the record did not change only when record_changed is 'no'.
 'refused' means nothing was executed.
 'timeout' and 'interrupted' mean the live effect is uncertain.
 'error' means no trustworthy result.
 'running' means the run continues: call get_run_report with the run_id and wait_ms, and never start it again.
 Never report a halted, refused, timed-out, or error run as a success. The same holds for an interrupted or running run.
 Write tools advertise requires_seal: true. This local server never mints a Seal. If a write tool returns unsigned success, treat it as failure. effect_verified: true means the effect happened: never retry or repeat that run.
+Every run result, and every run tool failure, carries record_changed (yes, no or unknown), safe_to_retry, next_step and proof: decide from them. Retry only when safe_to_retry is true; when next_step is check_record, a person must check the record before anything runs again.
 Pass an idempotency_key and reuse it only to retry the identical call.
 Failures return an error object with a code and a recovery hint. Follow the hint; do not retry unchanged.
 This process must not be port-forwarded or served over HTTP.`
