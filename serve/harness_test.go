@@ -163,12 +163,16 @@ type session struct {
 type progressLog struct {
 	mu    chan struct{}
 	items []*mcp.ProgressNotificationParams
+	// first is closed by the first notification.
+	first     chan struct{}
+	firstOnce sync.Once
 }
 
 func (p *progressLog) add(x *mcp.ProgressNotificationParams) {
 	p.mu <- struct{}{}
 	p.items = append(p.items, x)
 	<-p.mu
+	p.firstOnce.Do(func() { close(p.first) })
 }
 
 func (p *progressLog) all() []*mcp.ProgressNotificationParams {
@@ -208,7 +212,7 @@ func connect(t *testing.T, srv *Server, stderr *syncBuffer) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog := &progressLog{mu: make(chan struct{}, 1)}
+	prog := &progressLog{mu: make(chan struct{}, 1), first: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			prog.add(r.Params)

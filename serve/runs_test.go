@@ -247,9 +247,17 @@ func TestLongRunProgressAndWait(t *testing.T) {
 func TestClientCancelLeavesRunAlive(t *testing.T) {
 	t.Parallel()
 	_, _, s, tool := runSession(t, 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// The call is cancelled once the run is going: its first progress
+	// notification comes from the wait on the started run.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1s", "idempotency_key": "cancel-key-000000001"}})
+	go func() {
+		<-s.prog.first
+		cancel()
+	}()
+	p := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"note": "a", "scenario": "report=legacy-success;sleep=1s", "idempotency_key": "cancel-key-000000001"}}
+	p.SetProgressToken("cancel-token")
+	_, err := s.cs.CallTool(ctx, p)
 	if err == nil {
 		t.Fatal("call was not cancelled")
 	}
