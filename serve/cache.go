@@ -8,10 +8,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -19,10 +23,11 @@ import (
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/util/userdirs"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/workflowid"
 )
 
-// The verified-digest cache (docs/mcp.md "Startup"), in the per-user cache
+// The verified-digest cache (docs/mcp.md "The digest cache"), in the per-user cache
 // folder: the result of each bundle's last FULL verification, keyed per bundle on
 // the identity of every entry of the bundle folder, walked without
 // following any link: the folder itself, every sub-folder and every file
@@ -39,6 +44,16 @@ import (
 // serves listing only: a run re-verifies its bundle in full
 // (verifyForRun), and Flow verifies it again.
 //
+// The cache is trusted only when it is ours (docs/mcp.md "The digest
+// cache"): its folder must be this user's own and private (0700), its file
+// this user's own ([fsutil.CheckOurs]); a shared or foreign one is ignored,
+// never refused, with one stderr note naming the fix. The file is
+// authenticated: its first line is an HMAC-SHA256, under a key kept in the
+// per-user state folder (digest-cache.key, 32 random bytes, 0600, made
+// once), of the JSON that follows; a file whose HMAC does not verify is
+// ignored whole, so an entry only counts when this user's server wrote it
+// after a full verification, and a listing always equals the uncached one.
+//
 // Sealed results depend on the key: the file holds one key check, an HMAC
 // under scrypt(key, salt) with Flow's own cost (one derivation per start,
 // as costly to guess against as the bundles themselves); a different key,
@@ -48,6 +63,9 @@ import (
 const (
 	cacheName    = "digest-cache"
 	cacheVersion = 5
+	// cacheKeyName is the authentication key's file in the per-user state
+	// folder.
+	cacheKeyName = "digest-cache.key"
 	// maxSnapshot bounds the entries walked per bundle; a larger bundle
 	// folder is verified at every start instead of being cached.
 	maxSnapshot = 4096
@@ -322,10 +340,31 @@ func (s *bundleLoader) cachePath(root string) string {
 	return filepath.Join(s.cacheDir, cacheName+"-"+hex.EncodeToString(sum[:8])+".json")
 }
 
-// prepareCacheDir creates the cache folder 0700 and checks it is a real
-// folder, not a symlink, with no group or other permission bits. A folder
-// that fails is not used (and not changed).
-func prepareCacheDir(dir string) bool {
+// cacheReady makes the cache usable once per start: the cache folder is
+// created 0700 when missing, and an existing one must be this user's own
+// and private; the authentication key is read (or made) in the per-user
+// state folder. It returns the key, or nil when the cache is off for this
+// start (a shared or foreign folder or file is noted on stderr once).
+func (s *bundleLoader) cacheReady() []byte {
+	s.cacheOnce.Do(func() {
+		if s.cacheDir == "" || s.export || !s.privateDir(s.cacheDir) {
+			return
+		}
+		s.cacheKey = s.loadCacheKey()
+	})
+	return s.cacheKey
+}
+
+// ignoreCache notes once why the cache is not used (a NotOursError names
+// the file or folder and the fix).
+func (s *bundleLoader) ignoreCache(err error) {
+	fmt.Fprintf(s.stderr, "serve: warning: the digest cache is ignored, every bundle is verified in full: %s\n", err)
+}
+
+// privateDir creates dir 0700 when missing and reports whether it is a real
+// folder of this user's that no one else can read or change. A folder that
+// is not is noted and left as it is.
+func (s *bundleLoader) privateDir(dir string) bool {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false
 	}
@@ -333,7 +372,105 @@ func prepareCacheDir(dir string) bool {
 	if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
 		return false
 	}
-	return fi.Mode().Perm()&0o077 == 0
+	if err := fsutil.CheckOurs(dir, fi); err != nil {
+		s.ignoreCache(err)
+		return false
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		s.ignoreCache(&fsutil.NotOursError{Path: dir, Reason: "is open to other users", Fix: "chmod 700 " + dir})
+		return false
+	}
+	return true
+}
+
+// loadCacheKey reads the cache's key from the per-user state folder, making
+// both when missing (the key once, published without replacing, so
+// concurrent servers agree). nil: no key, no cache.
+func (s *bundleLoader) loadCacheKey() []byte {
+	dir, err := userdirs.StateDir()
+	if err != nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+		return nil
+	}
+	// No one else may replace the key: the folder is ours, not writable by
+	// others (it need not be private; the key file is).
+	if err := fsutil.CheckOurs(dir, fi); err != nil {
+		s.ignoreCache(err)
+		return nil
+	}
+	p := filepath.Join(dir, cacheKeyName)
+	read := func() ([]byte, error) {
+		f, fi, err := fsutil.Open(p, fsutil.Limit{Kind: "digest cache key", Max: 64}, fsutil.NoFollow)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := fsutil.CheckOurs(p, fi); err != nil {
+			return nil, err
+		}
+		if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+			return nil, &fsutil.NotOursError{Path: p, Reason: "is readable by other users", Fix: "remove it (a new key is made; the cache is rebuilt)"}
+		}
+		key := make([]byte, 33)
+		n, _ := io.ReadFull(f, key)
+		if n != 32 {
+			return nil, errors.New("not a 32-byte key")
+		}
+		return key[:32], nil
+	}
+	key, err := read()
+	if errors.Is(err, fs.ErrNotExist) {
+		fresh := make([]byte, 32)
+		_, _ = rand.Read(fresh) // crypto/rand.Read never fails (Go 1.24+)
+		if err = fsutil.CreateFile(p, fresh, 0o600); err == nil {
+			return fresh
+		}
+		if errors.Is(err, fs.ErrExist) {
+			key, err = read()
+		}
+	}
+	var ne *fsutil.NotOursError
+	if errors.As(err, &ne) {
+		s.ignoreCache(ne)
+	}
+	if err != nil {
+		return nil
+	}
+	return key
+}
+
+// cacheMAC is the hex HMAC-SHA256 under key of a cache file's JSON body.
+func cacheMAC(key, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("openadapt-agent digest-cache v5\n"))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// sealCache is the stored form of a cache file's JSON body: its HMAC on
+// the first line, then the body.
+func sealCache(key, body []byte) []byte {
+	out := make([]byte, 0, 2*sha256.Size+1+len(body))
+	out = append(out, cacheMAC(key, body)...)
+	out = append(out, '\n')
+	return append(out, body...)
+}
+
+// openCache returns the JSON body of a stored cache file whose HMAC
+// verifies under key, or ok false (the file is then ignored whole).
+func openCache(key, data []byte) (body []byte, ok bool) {
+	const n = 2 * sha256.Size
+	if len(data) < n+1 || data[n] != '\n' {
+		return nil, false
+	}
+	body = data[n+1:]
+	return body, hmac.Equal(data[:n], []byte(cacheMAC(key, body)))
 }
 
 // rootCache is one root's cache during a discovery.
@@ -343,24 +480,36 @@ type rootCache struct {
 	byDir   map[string]*cachedBundle // from file
 	keyOK   *bool                    // key check result, computed lazily
 	key     string                   // the server's passphrase ("" none)
+	auth    []byte                   // the cache file's authentication key
 	out     []cachedBundle           // entries to store
 	changed bool
 	started time.Time // before any snapshot of this discovery
 }
 
-// openRootCache reads root's cache file (a missing, unreadable or foreign
-// file is an empty cache).
+// openRootCache reads root's cache file: a missing, unreadable or
+// unauthenticated file is an empty cache (replaced at the end); a file that
+// is not this user's own is ignored with a note and left alone. nil when
+// the cache is off for root.
 func (s *bundleLoader) openRootCache(root string) *rootCache {
 	rc := &rootCache{path: s.cachePath(root), key: s.key, started: time.Now()}
 	if rc.path == "" {
 		return nil
 	}
-	data, err := fsutil.ReadFile(context.Background(), rc.path, cacheLimit, fsutil.NoFollow)
+	if rc.auth = s.cacheReady(); rc.auth == nil {
+		return nil
+	}
+	data, err := fsutil.ReadOurs(context.Background(), rc.path, cacheLimit)
+	if errors.Is(err, fsutil.ErrNotOurs) {
+		// Neither read nor replaced: the note names the fix.
+		s.ignoreCache(err)
+		return nil
+	}
 	if err != nil {
 		return rc
 	}
+	body, ok := openCache(rc.auth, data)
 	var c cacheFile
-	if !decodeCache(data, &c) || c.V != cacheVersion || c.Root != root {
+	if !ok || !decodeCache(body, &c) || c.V != cacheVersion || c.Root != root {
 		return rc
 	}
 	rc.file = &c
@@ -369,7 +518,7 @@ func (s *bundleLoader) openRootCache(root string) *rootCache {
 	for i := range c.Bundles {
 		cb := &c.Bundles[i]
 		if !workflowid.ValidBase(cb.BaseID) || len(cb.ParamTypes) != len(cb.Params) {
-			return &rootCache{path: rc.path, key: rc.key, started: rc.started}
+			return &rootCache{path: rc.path, key: rc.key, auth: rc.auth, started: rc.started}
 		}
 		rc.byDir[cb.Dir] = cb
 	}
@@ -488,8 +637,9 @@ func (rc *rootCache) store(root string) {
 		}
 	}
 	data, err := json.Marshal(c)
-	if err != nil || !prepareCacheDir(filepath.Dir(rc.path)) {
+	if err != nil {
 		return
 	}
-	_ = fsutil.WriteFile(rc.path, data, 0o600)
+	// A new file renamed over the old one: a link there is replaced.
+	_ = fsutil.WriteFile(rc.path, sealCache(rc.auth, data), 0o600)
 }

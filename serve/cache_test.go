@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,8 @@ func TestDigestCache(t *testing.T) {
 
 // TestReadOnlyWritesNoState: a read-only server started with the default
 // runs folder creates nothing there and keeps no audit log; the cache still
-// works; an unsafe cache folder is not used and not changed.
+// works, its key the one file in the per-user state folder; an unsafe
+// cache folder is not used and not changed.
 func TestReadOnlyWritesNoState(t *testing.T) {
 	e := newEnv(t)
 	e.demo("demo", testBundle{salt: "r1"})
@@ -83,8 +85,15 @@ func TestReadOnlyWritesNoState(t *testing.T) {
 	if len(toolNames(s)) == 0 {
 		t.Fatal("no tools")
 	}
-	if _, err := os.Lstat(filepath.Join(home, "state")); err == nil {
-		t.Fatal("a read-only server created the per-user state folder")
+	var made []string
+	filepath.WalkDir(filepath.Join(home, "state"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			made = append(made, strings.TrimPrefix(filepath.ToSlash(p), filepath.ToSlash(home)))
+		}
+		return nil
+	})
+	if want := "/state/openadapt-agent/" + cacheKeyName; len(made) != 1 || made[0] != want {
+		t.Fatalf("a read-only server wrote %v in the per-user state folder; want only %s", made, want)
 	}
 	if s.srv.prep.auditLog != nil {
 		t.Fatal("a read-only server opened an audit log by default")

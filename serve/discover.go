@@ -26,6 +26,10 @@ type bundleLoader struct {
 	export   bool   // protected export: load errors go to stderr; no cache
 	labels   *labels.Labels
 	stderr   io.Writer
+
+	// The digest cache's readiness and key (cache.go), once per start.
+	cacheOnce sync.Once
+	cacheKey  []byte
 }
 
 func newBundleLoader(o Options, prep *prepared, stderr io.Writer) *bundleLoader {

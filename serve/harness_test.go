@@ -31,6 +31,12 @@ func TestMain(m *testing.M) {
 	// environment stay sequential, and Go runs every sequential test before
 	// any parallel one resumes.
 	testutil.Parallel(8)
+	// The digest cache's key lives in the per-user state folder: keep the
+	// tests' keys out of the real one.
+	state, err := os.MkdirTemp("", "serve-test-state")
+	if err == nil {
+		os.Setenv("XDG_STATE_HOME", state)
+	}
 	flow, cleanup, err := fakeflow.BuildShared()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "serve tests: the shared fake Flow did not build; each test installs its own:", err)
@@ -43,6 +49,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	cleanup()
 	helperCleanup()
+	if state != "" {
+		os.RemoveAll(state)
+	}
 	os.Exit(code)
 }
 
