@@ -387,6 +387,21 @@ func (w *walker) zip(f *os.File, size int64) error {
 			return err
 		}
 		if dir {
+			// A folder holds no data; a deflated one must still inflate to
+			// nothing over exactly its listed bytes.
+			if zf.UncompressedSize64 != 0 || zf.CompressedSize64 != 0 && zf.Method != zip.Deflate {
+				return fmt.Errorf("%w: folder entry %q holds data", ErrUnsafeArchive, zf.Name)
+			}
+			if zf.CompressedSize64 != 0 {
+				rc, err := openZipEntry(zf)
+				if err == nil {
+					_, err = io.Copy(io.Discard, rc)
+					rc.Close()
+				}
+				if err != nil {
+					return fmt.Errorf("%w: entry %q: %w", ErrUnsafeArchive, zf.Name, err)
+				}
+			}
 			if w.sink != nil && rel != "" {
 				if err := w.sink(w.top, rel, true, 0o755, nil); err != nil {
 					return err
@@ -400,15 +415,16 @@ func (w *walker) zip(f *os.File, size int64) error {
 		if zf.Method != zip.Store && zf.Method != zip.Deflate {
 			return fmt.Errorf("%w: entry %q uses an unsupported compression method", ErrUnsafeArchive, zf.Name)
 		}
-		// Open checks the CRC-32 and refuses more bytes than declared.
-		rc, err := zf.Open()
+		// The CRC-32 is checked, more bytes than declared are refused, and a
+		// deflate stream must end where the entry's data ends.
+		rc, err := openZipEntry(zf)
 		if err != nil {
 			return fmt.Errorf("%w: entry %q: %w", ErrUnsafeArchive, zf.Name, err)
 		}
 		err = w.file(rel, normMode(mode), rc, int64(zf.CompressedSize64))
 		rc.Close()
 		if err != nil {
-			if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrFormat) {
+			if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrFormat) || errors.Is(err, errShortDeflate) {
 				return fmt.Errorf("%w: entry %q: %w", ErrUnsafeArchive, zf.Name, err)
 			}
 			return err
