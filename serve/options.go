@@ -119,6 +119,9 @@ type prepared struct {
 	// created, the owner lock taken and the audit log on by default. A
 	// read-only server writes no state at all.
 	stateful bool
+	// noState: a read-only server whose runs folder could not be
+	// determined or read runs without run state (a banner warning).
+	noState  bool
 	cacheDir string   // "" when the cache is off
 	auditLog *os.File // nil when off
 	profile  string
@@ -200,18 +203,24 @@ func validate(o Options) (*prepared, error) {
 	// The runs folder defaults to the per-user state folder, so a server
 	// works from any working folder. Only a stateful server creates it.
 	runsDir := o.RunsDir
+	var err error
 	if runsDir == "" {
-		d, err := userdirs.RunsDir()
-		if err != nil {
+		if runsDir, err = userdirs.RunsDir(); err != nil && p.stateful {
 			return nil, configErrorf("the runs directory could not be determined (%v); pass an absolute --runs-dir", err)
 		}
-		runsDir = d
 	}
-	var err error
-	if p.stateful {
+	unsafe := false
+	switch {
+	case p.stateful:
 		p.state, err = prepareState(runsDir)
-	} else {
-		p.state, err = readOnlyState(runsDir)
+	case err == nil:
+		p.state, unsafe, err = readOnlyState(runsDir)
+	}
+	if err != nil && !p.stateful && !unsafe {
+		// A read-only server needs no state to answer its read tools: it
+		// starts without any (docs/mcp.md "Startup") and says so.
+		p.state, err = runstore.Unreadable(), nil
+		p.noState = true
 	}
 	if err != nil {
 		return nil, err
@@ -360,21 +369,22 @@ func prepareState(dir string) (*runstore.State, error) {
 // still reads it (get_run_report, list_needs_attention): an existing runs
 // or state folder that is a symbolic link, writable by other users or
 // owned by another user is refused, never tightened (a read-only command
-// does not change it). A missing folder is fine: it simply has no runs yet.
-func readOnlyState(dir string) (*runstore.State, error) {
-	st, err := runstore.ReadOnly(dir)
+// does not change it; unsafe is true). A missing folder is fine: it simply
+// has no runs yet.
+func readOnlyState(dir string) (st *runstore.State, unsafe bool, err error) {
+	st, err = runstore.ReadOnly(dir)
 	var ue *runstore.UnsafeDirError
 	switch {
 	case err == nil:
-		return st, nil
+		return st, false, nil
 	case errors.As(err, &ue):
-		return nil, configErrorf("refusing to read the runs or state directory %s: it %s; a read-only server does not change it: make it private (chmod 700) or pass another --runs-dir", ue.Path, ue.Reason)
+		return nil, true, configErrorf("refusing to read the runs or state directory %s: it %s; a read-only server does not change it: make it private (chmod 700) or pass another --runs-dir", ue.Path, ue.Reason)
 	}
 	abs, aerr := filepath.Abs(dir)
 	if aerr != nil {
 		abs = dir
 	}
-	return nil, configErrorf("the runs directory could not be read: %s; pass an absolute --runs-dir", abs)
+	return nil, false, configErrorf("the runs directory could not be read: %s; pass an absolute --runs-dir", abs)
 }
 
 // effectiveProfile resolves the effective profile (docs/mcp.md "Effective

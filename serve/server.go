@@ -220,6 +220,9 @@ func (s *Server) Banner() string {
 	if s.flowMissing {
 		b.WriteString("openadapt-flow was not found; run tools will fail with flow_not_found\n")
 	}
+	if s.prep.noState {
+		b.WriteString("the run state could not be read (no per-user folder, or an unreadable runs directory); get_run_report and the Needs Attention tools find nothing; pass a readable --runs-dir\n")
+	}
 	if s.opts.AllowRun && s.opts.ToolMode == "per-workflow" {
 		if n := s.reg.runTools(); n > 100 {
 			fmt.Fprintf(&b, "%d run tools registered; consider --tool-mode catalog\n", n)

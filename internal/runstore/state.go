@@ -127,6 +127,11 @@ func ReadOnly(runsDir string) (*State, error) {
 	return &State{runsDir: abs, dir: filepath.Join(abs, StateDirName)}, nil
 }
 
+// Unreadable is the [State] of a read-only server whose runs folder could
+// not be determined or read: it has no folders at all, so it reads nothing
+// (never a path relative to the working folder) and holds no runs.
+func Unreadable() *State { return &State{} }
+
 // RunsDir is the runs folder (absolute).
 func (s *State) RunsDir() string { return s.runsDir }
 
@@ -158,6 +163,9 @@ func (s *State) WriteRecord(f *File) error {
 // malformed) is "no record": the read is [Store.Get]'s bounded no-follow
 // one.
 func (s *State) Record(runID string) *File {
+	if s.dir == "" {
+		return nil // Unreadable
+	}
 	data, err := readRecordFile(context.Background(), s.dir, runID)
 	if err != nil {
 		return nil
