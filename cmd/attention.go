@@ -45,7 +45,7 @@ and dispatches through Flow's own attended service.`,
   openadapt-agent attention continue 302aa61015d20d93ce981a9d --config deploy.yaml --headed`,
 	}
 	pf := c.PersistentFlags()
-	pf.StringVar(&o.runsDir, "runs-dir", "runs", "the runs directory the server used (pass an absolute path)")
+	pf.StringVar(&o.runsDir, "runs-dir", "", "the runs directory the server used (default <per-user state dir>/openadapt-agent/runs, as serve)")
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List the current Needs Attention items (PHI-safe; --protected adds local run folders)",
@@ -98,9 +98,9 @@ func attentionExample(action string) string {
 }
 
 func attentionList(io *IO, o *attentionOpts) error {
-	root, err := filepath.Abs(o.runsDir)
+	root, err := runsDirOrDefault(o.runsDir)
 	if err != nil {
-		return usageError(err)
+		return err
 	}
 	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
 		return withCode(codeOperandMissing, fmt.Errorf("the runs directory does not exist or is not a plain directory: %s", root))
@@ -185,9 +185,9 @@ func attentionDecide(ctx context.Context, st *IO, o *attentionOpts, action, id s
 	if o.key != "" && !validKey(o.key) {
 		return usageErrorf("--idempotency-key must match ^[A-Za-z0-9._:-]{16,200}$")
 	}
-	root, err := filepath.Abs(o.runsDir)
+	root, err := runsDirOrDefault(o.runsDir)
 	if err != nil {
-		return usageError(err)
+		return err
 	}
 	req := attention.Request{AttentionID: id, Action: action, IdempotencyKey: o.key}
 	// A same-key retry of a journaled decision replays it, before any

@@ -67,7 +67,7 @@ log, <runs-dir>/.openadapt-agent/logs/helper-<id>.log), 2 for usage errors.`,
 	}
 	f := c.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.runsDir, "runs-dir", "runs", "runs directory shared with serve (pass an absolute path)")
+	f.StringVar(&o.runsDir, "runs-dir", "", "runs directory shared with serve (default <per-user state dir>/openadapt-agent/runs, as serve)")
 	f.StringVar(&o.flowCLI, "flow-cli", flowrun.DefaultFlowCommand, "Flow command prefix; the helper runs on its Python interpreter")
 	f.StringVar(&o.flowPython, "flow-python", "", "Flow's Python interpreter, when it cannot be read from the Flow command")
 	f.StringVar(&o.policy, "policy", "", "policy for the synthetic deployment config (default clinical-write)")
@@ -90,10 +90,11 @@ func runTutorialPrepare(ctx context.Context, io *IO, o tutorialPrepareOptions) e
 			return usageErrorf("--pass-env expects an environment variable name")
 		}
 	}
-	runs, err := filepath.Abs(o.runsDir)
-	if err == nil {
-		err = privateDir(runs, true)
+	runs, err := runsDirOrDefault(o.runsDir)
+	if err != nil {
+		return err
 	}
+	err = privateDir(runs, true)
 	state := filepath.Join(runs, ".openadapt-agent")
 	if err == nil {
 		err = privateDir(state, false)
