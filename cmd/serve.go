@@ -93,6 +93,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	}
 	f := c.Flags()
 	f.SortFlags = false
+	f.StringVar(&o.Mode, "mode", "", "a preset: sandbox (the synthetic sandbox, no Flow needed), production (= --allow-run; needs --bundles) or attended (= production + --allow-attended-actions); without it the other flags decide")
 	f.StringArrayVar(&roots, "bundles", nil, "a bundle folder, a folder of bundle folders, or a folder of skill folders (<skill>/SKILL.md + <skill>/bundle/); repeatable: every root is served, in order")
 	f.BoolVar(&o.AllowRun, "allow-run", false, "register one governed run tool per available workflow")
 	f.BoolVar(&o.AllowProtectedExport, "allow-protected-export", false, "DANGER: add raw labels, recorded values, intents, local paths, report bodies and Flow output to results; only for a client inside the same protected data boundary")

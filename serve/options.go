@@ -51,6 +51,9 @@ type Options struct {
 	AuditLog                       string // path, "off", or "" for the default (on when stateful, off when read-only)
 	Ledger                         string
 	FlowPython                     string // --flow-python: the helper's interpreter
+	// Mode is --mode: "" (the flags alone decide), ModeSandbox,
+	// ModeProduction or ModeAttended, a preset of the flags above (mode.go).
+	Mode string
 	// Labels is the --labels file: operator-chosen label and description
 	// per workflow id; "" for none.
 	Labels string

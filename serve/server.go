@@ -65,6 +65,10 @@ type Server struct {
 // Close must be called to release the owner lock and stop owned runs.
 func New(opts Options, stderr io.Writer) (*Server, error) {
 	opts = opts.withDefaults()
+	opts, err := opts.applyMode()
+	if err != nil {
+		return nil, err
+	}
 	if stderr == nil {
 		stderr = io.Discard
 	}
