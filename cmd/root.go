@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
@@ -223,9 +224,12 @@ openadapt-flow does it.`,
 	return root
 }
 
+// isTerminal reports whether f is a terminal: the terminal ioctl must
+// succeed. A character device is not enough (/dev/null is one, and a
+// command that asks for confirmation there would read end of input and
+// decline instead of refusing as it does without a terminal).
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }
 
 type eofReader struct{}
