@@ -290,3 +290,49 @@ func assignSuffixes(bs []*Bundle) {
 		}
 	}
 }
+
+// deeperReadLimit bounds the folders [Deeper] reads, so a hint for a huge
+// tree costs a fixed, small amount of work.
+const deeperReadLimit = 64
+
+// Deeper returns up to max bundle folders two levels below root (root/a/b
+// holding workflow.json or workflow.json.enc), which [Discover] never looks
+// at: it looks at root and its immediate subfolders only. It exists for the
+// hint given when a root holds no bundle. Symbolic links are never followed,
+// at most a fixed number of folders is read, and unreadable folders are
+// skipped; the result is in byte order.
+func Deeper(root string, max int) []string {
+	if max <= 0 {
+		return nil
+	}
+	reads := 0
+	readDirs := func(dir string) []string {
+		if reads >= deeperReadLimit {
+			return nil
+		}
+		reads++
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil
+		}
+		var dirs []string
+		for _, e := range entries {
+			if e.Type()&fs.ModeSymlink == 0 && e.IsDir() {
+				dirs = append(dirs, joinRoot(dir, e.Name()))
+			}
+		}
+		return dirs
+	}
+	var found []string
+	for _, child := range readDirs(root) {
+		for _, grandchild := range readDirs(child) {
+			if ok, err := hasMarker(grandchild); ok && err == nil {
+				found = append(found, grandchild)
+				if len(found) == max {
+					return found
+				}
+			}
+		}
+	}
+	return found
+}

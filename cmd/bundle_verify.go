@@ -147,6 +147,7 @@ func runBundleVerify(ctx context.Context, io *IO, o *bundleVerifyOptions) error 
 		return err
 	}
 	hintMissingKey(io.Err, all)
+	hintDeeper(io.Err, o.paths, all)
 	if !ok {
 		return errCheckFailed
 	}

@@ -3,6 +3,9 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,6 +27,32 @@ func hintMissingKey(w io.Writer, bs []*bundle.Bundle) {
 			fmt.Fprintf(w, "openadapt-agent: hint: %s\n", missingKeyHint)
 			return
 		}
+	}
+}
+
+// hintDeeper prints, for each operand that is a folder holding no bundle
+// (not_a_bundle for the operand itself), that discovery looks one level
+// down only, and names up to three bundle folders found one level further
+// down, whose parent would have been the operand to give.
+func hintDeeper(w io.Writer, operands []string, bs []*bundle.Bundle) {
+	for _, b := range bs {
+		if b.ErrorKind != bundle.KindNotABundle || !slices.Contains(operands, b.Dir) {
+			continue
+		}
+		if fi, err := os.Lstat(b.Dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		deeper := bundle.Deeper(b.Dir, 3)
+		if len(deeper) == 0 {
+			fmt.Fprintf(w, "openadapt-agent: hint: %s: discovery looks for workflow.json or workflow.json.enc in the folder itself and in its immediate subfolders only\n", displayPath(b.Dir))
+			continue
+		}
+		shown := make([]string, len(deeper))
+		for i, d := range deeper {
+			shown[i] = displayPath(d)
+		}
+		fmt.Fprintf(w, "openadapt-agent: hint: %s: discovery looks one level down only; bundles are further down (%s): pass their parent folder, e.g. %s\n",
+			displayPath(b.Dir), strings.Join(shown, ", "), displayPath(filepath.Dir(deeper[0])))
 	}
 }
 
