@@ -1,7 +1,7 @@
-"""STUB openadapt_flow for the embedded helper's tests (flow-helper.md 9.2).
+"""STUB openadapt_flow for the embedded helper's tests (docs/helper.md,
+Test doubles).
 
-Mirrors only the module paths and class hierarchy the helper imports
-(flow-helper.md 7). Scripted by OPENADAPT_STUBFLOW_* variables; every
+Mirrors only the module paths and class hierarchy the helper imports. Scripted by OPENADAPT_STUBFLOW_* variables; every
 message it produces carries a canary so tests can prove Flow text never
 reaches a frame. Never embedded in the binary."""
 import os
