@@ -99,6 +99,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.BoolVar(&o.AllowProtectedExport, "allow-protected-export", false, "DANGER: add raw labels, recorded values, intents, local paths, report bodies and Flow output to results; only for a client inside the same protected data boundary")
 	f.BoolVar(&o.AllowSyntheticRecordedDefaults, "allow-synthetic-recorded-defaults", false, "DEMO ONLY: omitted parameters fall back to recorded values inside Flow (requires --allow-run)")
 	f.BoolVar(&o.AllowAttendedActions, "allow-attended-actions", false, "register the attended Reject/Teach/Escalate actions through the Flow-side helper (Continue and Skip also need --config with a headed web deployment)")
+	f.StringVar(&o.AttendedActions, "attended-actions", "both", "both: the attended actions as model-visible tools and as app-only tools for MCP Apps cards; app-only: only the app-only tools, listed only to clients that render MCP Apps")
 	f.StringVar(&o.URL, "url", "", "target URL passed to every flow run")
 	f.StringVar(&o.Config, "config", "", "deployment config YAML, forwarded to flow run and certify")
 	f.StringVar(&o.Policy, "policy", "", "policy name or path, forwarded to flow run and certify")

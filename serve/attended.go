@@ -92,20 +92,39 @@ var decisionCopy = map[string]string{
 }
 
 // registerActions adds the attended actions (with --allow-attended-actions
-// and a helper); continue and skip only when the live session opened.
+// and a helper); continue and skip only when the live session opened. Each
+// action also has an app-only variant, app_<tool>, that the attention
+// card's buttons call (docs/mcp.md "MCP Apps"): the same input, result and
+// decision procedure under another name. With --attended-actions app-only
+// only the variants are registered, so no tool a model sees can decide.
 func (t *attentionTools) registerActions(reg *registry) {
 	if !t.actions() {
 		return
 	}
+	var offered []attendedTool
 	for _, at := range attendedTools {
-		if flowhelper.IsLive(at.action) && !t.live {
-			continue
+		if !flowhelper.IsLive(at.action) || t.live {
+			offered = append(offered, at)
 		}
-		reg.add(toolDef{name: at.name, title: at.title, desc: at.desc, input: attendedInput(at.confirm),
-			success: decisionSchema, ann: at.ann, rawResult: true}, func(ctx context.Context, c *toolCall) (any, *failure) {
-			return t.decide(ctx, c, at)
-		})
 	}
+	if t.opts.AttendedActions != AttendedAppOnly {
+		for _, at := range offered {
+			t.addAction(reg, at, false)
+		}
+	}
+	for _, at := range offered {
+		t.addAction(reg, at, true)
+	}
+}
+
+func (t *attentionTools) addAction(reg *registry, at attendedTool, appOnly bool) {
+	if appOnly {
+		at.name = appToolPrefix + at.name
+	}
+	reg.add(toolDef{name: at.name, title: at.title, desc: at.desc, input: attendedInput(at.confirm),
+		success: decisionSchema, ann: at.ann, rawResult: true, appOnly: appOnly}, func(ctx context.Context, c *toolCall) (any, *failure) {
+		return t.decide(ctx, c, at)
+	})
 }
 
 // confirmStop carries what the confirmation answered instead of a

@@ -52,7 +52,8 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		rec := &auditRec{}
 		name := ctr.Params.Name
-		if _, known := s.reg.tools[name]; !known {
+		// An app-only tool is unknown to a client that was never told of it.
+		if e, known := s.reg.tools[name]; !known || (e.appOnly && !appsClient(ctr.Session)) {
 			f := unknownTool(name, s.opts.AllowRun)
 			if f == nil {
 				s.audit.call(ctr.Session, rec, start, true)

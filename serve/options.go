@@ -54,6 +54,9 @@ type Options struct {
 	// Mode is --mode: "" (the flags alone decide), ModeSandbox,
 	// ModeProduction or ModeAttended, a preset of the flags above (mode.go).
 	Mode string
+	// AttendedActions is --attended-actions: AttendedBoth (default) or
+	// AttendedAppOnly (docs/mcp.md "MCP Apps").
+	AttendedActions string
 	// Labels is the --labels file: operator-chosen label and description
 	// per workflow id; "" for none.
 	Labels string
@@ -103,6 +106,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ToolMode == "" {
 		o.ToolMode = "per-workflow"
+	}
+	if o.AttendedActions == "" {
+		o.AttendedActions = AttendedBoth
 	}
 	if o.Version == "" {
 		o.Version = "devel"

@@ -78,6 +78,9 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	default:
 		return nil, &ConfigError{Msg: "--tool-mode must be per-workflow or catalog", Flag: true}
 	}
+	if opts.AttendedActions != AttendedBoth && opts.AttendedActions != AttendedAppOnly {
+		return nil, &ConfigError{Msg: "--attended-actions must be both or app-only", Flag: true}
+	}
 	if opts.RunWait < 1 || opts.RunWait > 3600 {
 		return nil, &ConfigError{Msg: "--run-wait must be an integer from 1 to 3600", Flag: true}
 	}

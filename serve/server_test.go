@@ -151,7 +151,7 @@ func TestInstructionsAndIdentity(t *testing.T) {
 		t.Fatalf("serverInfo %+v", init.ServerInfo)
 	}
 	caps, _ := json.Marshal(init.Capabilities)
-	if string(caps) != `{"tools":{}}` {
+	if string(caps) != `{"resources":{},"tools":{}}` {
 		t.Fatalf("capabilities %s", caps)
 	}
 }

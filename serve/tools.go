@@ -86,6 +86,11 @@ type toolEntry struct {
 	handle mcp.ToolHandler
 	// rawResult: see toolDef.rawResult.
 	rawResult bool
+	// ui is the card that renders the tool's results (apps.go), listed
+	// only to Apps clients; appOnly: the tool is listed and callable only
+	// by Apps clients.
+	ui      string
+	appOnly bool
 }
 
 // toolDef describes a tool to register.
@@ -105,6 +110,8 @@ type toolDef struct {
 	// rawResult: the handler may return a rawResult body (attended tools'
 	// 2026-07-28 input-required answer).
 	rawResult bool
+	// appOnly: an attended action's app-only variant (apps.go).
+	appOnly bool
 }
 
 // registry is the server's tool table: every registered tool with its
@@ -144,7 +151,7 @@ func (s *Server) buildMCP() {
 		Instructions: instructions,
 		Logger:       sdkLogger(s.stderr),
 		PageSize:     s.reg.pageSize(),
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}, Resources: &mcp.ResourceCapabilities{}},
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.CacheScope = "private"
 		},
@@ -152,6 +159,7 @@ func (s *Server) buildMCP() {
 	for _, e := range s.reg.list {
 		s.mcp.AddTool(e.tool, e.handle)
 	}
+	addCards(s.mcp)
 	s.mcp.AddReceivingMiddleware(s.receive)
 }
 
@@ -191,7 +199,8 @@ func (r *registry) add(d toolDef, h toolHandler) {
 	} else if d.ann != nil {
 		t.Annotations = d.ann
 	}
-	e := &toolEntry{name: d.name, rank: len(r.list), tool: t, inRaw: d.input, outRaw: out, output: resolved, run: d.run, rawResult: d.rawResult}
+	e := &toolEntry{name: d.name, rank: len(r.list), tool: t, inRaw: d.input, outRaw: out, output: resolved, run: d.run, rawResult: d.rawResult,
+		ui: cardFor(d), appOnly: d.appOnly}
 	if !d.run {
 		// Run arguments are validated by their handler, in their own order.
 		e.input = &lazyResolved{raw: d.input}
@@ -216,6 +225,9 @@ var testOnlyMaxListBytes int
 func (r *registry) pageSize() int {
 	total, largest := 0, 0
 	for _, e := range r.list {
+		if e.appOnly {
+			continue // only Apps clients list them; a page has room for their few hundred bytes
+		}
 		// An upper bound of the tool's JSON size: raw schema bytes, the
 		// escaped strings, and the fixed keys and annotations.
 		t := e.tool
@@ -289,15 +301,17 @@ func (s *Server) listTools(req mcp.Request, res mcp.Result, err error) (mcp.Resu
 	if !ok || err != nil {
 		return res, err
 	}
+	apps := appsClient(req.GetSession())
+	wire := func(page []*mcp.Tool) []*mcp.Tool { return s.reg.wireTools(page, apps) }
 	if t := s.conn.Load(); t != nil {
-		if page := s.reg.pages.page(lr.Tools, s.reg.wireTools); page != nil && t.Rewrite(req, func(result []byte) [][]byte {
+		if page := s.reg.pages.page(lr.Tools, apps, wire); page != nil && t.Rewrite(req, func(result []byte) [][]byte {
 			return spliceTools(result, page)
 		}) {
 			lr.Tools = []*mcp.Tool{}
 			return res, nil
 		}
 	}
-	lr.Tools = s.reg.wireTools(lr.Tools)
+	lr.Tools = wire(lr.Tools)
 	return res, err
 }
 
@@ -318,21 +332,29 @@ func spliceTools(result, page []byte) [][]byte {
 }
 
 // wireTools is a page as the wire carries it: the SDK's page of tools in
-// registration order, each with its exact schema bytes.
-func (r *registry) wireTools(page []*mcp.Tool) []*mcp.Tool {
-	tools := make([]*mcp.Tool, len(page))
+// registration order, each with its exact schema bytes. An Apps client's
+// page carries each tool's card link and the app-only tools; any other
+// client's page has neither (apps.go).
+func (r *registry) wireTools(page []*mcp.Tool, apps bool) []*mcp.Tool {
+	tools := make([]*mcp.Tool, 0, len(page))
 	rank := func(t *mcp.Tool) int {
 		if e := r.tools[t.Name]; e != nil {
 			return e.rank
 		}
 		return 0
 	}
-	for i, t := range page {
+	for _, t := range page {
 		c := *t
 		if e := r.tools[t.Name]; e != nil {
+			if e.appOnly && !apps {
+				continue
+			}
 			c.InputSchema, c.OutputSchema = e.inRaw, e.outRaw
+			if apps && e.ui != "" {
+				c.Meta = appsMeta(e)
+			}
 		}
-		tools[i] = &c
+		tools = append(tools, &c)
 	}
 	slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return rank(a) - rank(b) })
 	return tools
@@ -434,8 +456,11 @@ func (p *toolPages) compacted(raw json.RawMessage) ([]byte, error) {
 // page returns the encoded "tools" array of the SDK's page, encoding the
 // page the first time it is listed; nil when it cannot be encoded (the
 // caller then lets the SDK encode the page).
-func (p *toolPages) page(sdkPage []*mcp.Tool, wire func([]*mcp.Tool) []*mcp.Tool) []byte {
+func (p *toolPages) page(sdkPage []*mcp.Tool, apps bool, wire func([]*mcp.Tool) []*mcp.Tool) []byte {
 	var kb strings.Builder
+	if apps {
+		kb.WriteByte(1) // never in a tool name
+	}
 	for _, t := range sdkPage {
 		kb.WriteString(t.Name)
 		kb.WriteByte(0)
