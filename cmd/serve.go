@@ -19,11 +19,17 @@ import (
 func newServeCmd(io *IO) *cobra.Command {
 	var o serve.Options
 	var roots []string
+	var sandboxEngine string
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the governed local stdio MCP server",
 		Long: `serve runs the governed MCP server over local stdio (never HTTP). Stdout carries
 JSON-RPC only; the banner, warnings and logs go to stderr.
+
+Without --bundles, --tutorial, --authoring or --allow-run it is a sandbox: a
+synthetic workflow set, simulated by default (--sandbox-engine simulated: no
+Flow, no process, no state), whose workflows show every result a real run can
+answer through the same tools; every sandbox result says sandbox: true.
 
 Register it with an MCP client, for example:
   claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run
@@ -46,7 +52,8 @@ the real copies), not .claude/skills, whose entries are links.
 Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 (workflow.json.enc); without it a sealed bundle is listed as unavailable
 (missing_key). Set it in the env block of the MCP client that starts serve.`,
-		Example: `  openadapt-agent serve --bundles ~/openadapt/bundles
+		Example: `  openadapt-agent serve
+  openadapt-agent serve --bundles ~/openadapt/bundles
   openadapt-agent serve --bundles ~/openadapt/bundles --bundles ~/.agents/skills --labels ~/openadapt/labels.json
   openadapt-agent serve --bundles ~/openadapt/bundles --allow-run --runs-dir ~/openadapt/runs
   OPENADAPT_BUNDLE_KEY=… openadapt-agent serve --bundles ~/openadapt/sealed --tool-mode catalog`,
@@ -60,6 +67,11 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 			}
 			if len(o.BundleRoots) > 0 {
 				o.Bundles = o.BundleRoots[0]
+			}
+			// Nothing to serve and nothing to run: the sandbox.
+			o.Sandbox = o.Bundles == "" && !o.AllowRun && !o.Tutorial && !o.Authoring
+			if c.Flags().Changed("sandbox-engine") {
+				o.SandboxEngine = sandboxEngine
 			}
 			o.Version = buildinfo.Version()
 			// Nothing but JSON-RPC may reach stdout: route the process-wide
@@ -118,6 +130,7 @@ Environment: OPENADAPT_BUNDLE_KEY is the passphrase of sealed bundles
 	f.StringVar(&o.AuditLog, "audit-log", "", "audit log path, or off (default: <runs-dir>/.openadapt-agent/audit.jsonl when the server runs Flow; off when read-only)")
 	f.StringVar(&o.Ledger, "ledger", "", "admission ledger file or evidence-root directory (default: the embedded snapshot)")
 	f.StringVar(&o.Labels, "labels", "", "operator labels file: a short label and description per workflow id, shown in list/search/get and matched by search (write a starter with skill emit --labels-starter)")
+	f.StringVar(&sandboxEngine, "sandbox-engine", serve.EngineSimulated, "the sandbox's engine: simulated (no Flow, no process, no state), flow (Flow's synthetic tutorial where Flow can produce the case) or auto (flow when the Flow helper's version probe passes)")
 	f.StringVar(&o.FlowPython, "flow-python", "", "Python interpreter of the Flow install for the Flow-side helper (default: from the openadapt-flow script's shebang)")
 	return c
 }

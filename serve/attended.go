@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -103,6 +104,9 @@ func (t *attentionTools) registerActions(reg *registry) {
 	}
 	var offered []attendedTool
 	for _, at := range attendedTools {
+		if t.sandbox != nil && !slices.Contains(sandboxActions, at.action) {
+			continue
+		}
 		if !flowhelper.IsLive(at.action) || t.live {
 			offered = append(offered, at)
 		}
@@ -120,6 +124,14 @@ func (t *attentionTools) registerActions(reg *registry) {
 func (t *attentionTools) addAction(reg *registry, at attendedTool, appOnly bool) {
 	if appOnly {
 		at.name = appToolPrefix + at.name
+	}
+	if t.sandbox != nil {
+		// The sandbox's items decide in memory, through the same form.
+		reg.add(toolDef{name: at.name, title: at.title, desc: sandboxHeadline + at.desc, input: attendedInput(at.confirm),
+			success: decisionSchema, ann: at.ann, rawResult: true, appOnly: appOnly}, func(ctx context.Context, c *toolCall) (any, *failure) {
+			return t.sandbox.decide(ctx, c, at, t.confirm)
+		})
+		return
 	}
 	reg.add(toolDef{name: at.name, title: at.title, desc: at.desc, input: attendedInput(at.confirm),
 		success: decisionSchema, ann: at.ann, rawResult: true, appOnly: appOnly}, func(ctx context.Context, c *toolCall) (any, *failure) {

@@ -26,12 +26,16 @@ type attentionTools struct {
 	cat     *catalog
 	confirm *confirmer
 	stderr  io.Writer
+	// sandbox, in the sandbox, holds the items instead of the runs folder.
+	sandbox *sandbox
 
 	operatorWarned sync.Once
 }
 
 // actions reports whether the attended actions are served.
-func (t *attentionTools) actions() bool { return t.opts.AllowAttendedActions && t.helper != nil }
+func (t *attentionTools) actions() bool {
+	return t.sandbox != nil || t.opts.AllowAttendedActions && t.helper != nil
+}
 
 // register adds the two Needs Attention tools, then the attended actions.
 func (t *attentionTools) register(reg *registry) {
@@ -45,12 +49,12 @@ func (t *attentionTools) register(reg *registry) {
 }
 
 func (t *attentionTools) listAttention(context.Context, *toolCall) (any, *failure) {
-	items := attention.List(t.runsDir)
+	items := t.items()
 	if items == nil {
 		items = []attention.Item{}
 	}
 	// The wrapper fields follow the helper's liveness.
-	enabled := t.opts.AllowAttendedActions && t.helper.alive()
+	enabled := t.opts.AllowAttendedActions && t.helper.alive() || t.sandbox != nil
 	return attentionQueue{OpenCount: len(items), ActionsEnabled: enabled, LiveActionsReady: enabled && t.live, Items: items}, nil
 }
 
@@ -70,12 +74,31 @@ func attentionIDNotFound(args map[string]any, input *jsonschema.Resolved) *failu
 
 func (t *attentionTools) getAttention(_ context.Context, c *toolCall) (any, *failure) {
 	id, _ := c.args["attention_id"].(string)
-	it, err := attention.Get(t.runsDir, id)
+	it, err := t.item(id)
 	if err != nil {
 		return nil, fail(CodeAttentionNotFound)
 	}
 	c.audit.AttentionID = &it.ID
 	return it, nil
+}
+
+// items is the queue: the runs folder's items, or the sandbox's.
+func (t *attentionTools) items() []attention.Item {
+	if t.sandbox != nil {
+		return t.sandbox.attentionItems()
+	}
+	return attention.List(t.runsDir)
+}
+
+// item is the current item id, or attention.ErrNotFound.
+func (t *attentionTools) item(id string) (attention.Item, error) {
+	if t.sandbox != nil {
+		if it, ok := t.sandbox.attentionItem(id); ok {
+			return it, nil
+		}
+		return attention.Item{}, attention.ErrNotFound
+	}
+	return attention.Get(t.runsDir, id)
 }
 
 // attentionForRun is the fresh item for a run of this server, or nil: a

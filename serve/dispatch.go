@@ -54,7 +54,7 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 		name := ctr.Params.Name
 		// An app-only tool is unknown to a client that was never told of it.
 		if e, known := s.reg.tools[name]; !known || (e.appOnly && !appsClient(ctr.Session)) {
-			f := unknownTool(name, s.opts.AllowRun)
+			f := unknownTool(name, s.opts.runsEnabled())
 			if f == nil {
 				s.audit.call(ctr.Session, rec, start, true)
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: stdio.MsgUnknownTool}

@@ -43,6 +43,11 @@
 //     serve keeps the tool table, the form (elicit.go) and the map from a
 //     decision's kind to a result or an error code.
 //   - tutorialTools (tutorial.go) and authoringTools (authoring.go).
+//   - sandbox (sandbox.go): serve without --bundles, --tutorial,
+//     --authoring or --allow-run; synthetic workflows served by the
+//     catalog, their simulated runs (its own run tools and
+//     get_run_report) and Needs Attention items (an attentionTools source,
+//     decided through the same form), every result marked sandbox: true.
 //
 // The features share the Flow helper (helper.go, started by
 // flowhelper.Launch), the Flow command (flow.go) and the form

@@ -11,7 +11,8 @@ import (
 
 // TestToolListGolden pins the tools/list wire: names,
 // titles, descriptions, annotations, _meta and the exact schema bytes, for
-// the default and catalog modes with run tools, and for protected export.
+// the default and catalog modes with run tools, for protected export, and
+// for the sandbox.
 // Regenerate with `go test ./serve -run TestToolListGolden -update`.
 func TestToolListGolden(t *testing.T) {
 	t.Parallel()
@@ -26,6 +27,10 @@ func TestToolListGolden(t *testing.T) {
 		{"export-url-synthetic", func(o *Options) {
 			o.AllowProtectedExport, o.AllowURLOverride, o.AllowSyntheticRecordedDefaults = true, true, true
 		}, false},
+		// The sandbox: serve without --bundles, --tutorial, --authoring or
+		// --allow-run.
+		{"sandbox", func(o *Options) { o.Bundles, o.AllowRun, o.Sandbox = "", false, true }, false},
+		{"sandbox-catalog", func(o *Options) { o.Bundles, o.AllowRun, o.Sandbox, o.ToolMode = "", false, true, "catalog" }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -65,6 +65,14 @@ type Options struct {
 	// "off" disables the cache.
 	CacheDir string
 
+	// Sandbox serves the synthetic sandbox workflows (docs/mcp.md
+	// "Sandbox"): cmd sets it when none of --bundles, --tutorial,
+	// --authoring and --allow-run is given. It cannot be combined with any
+	// of them. SandboxEngine is --sandbox-engine: simulated (the default,
+	// also for ""), flow or auto; it is refused without Sandbox.
+	Sandbox       bool
+	SandboxEngine string
+
 	// Version is the agent version reported in serverInfo and the banner.
 	Version string
 	// Environ is the server's environment (KEY=VALUE); nil means os.Environ.
@@ -162,6 +170,9 @@ func readLabels(path string) (*labels.Labels, error) {
 // (docs/mcp.md "Configuration errors"; flag syntax is cmd's). It prepares
 // the runs and state folders and opens the audit log.
 func validate(o Options) (*prepared, error) {
+	if o.Sandbox || o.SandboxEngine != "" {
+		return validateSandbox(o)
+	}
 	// The helper must use the Flow runtime the server manages.
 	if o.AllowAttendedActions && o.FlowCLISet {
 		return nil, configErrorf("attended actions require the openadapt-flow runtime managed by this server; --flow-cli cannot select a different runtime")
@@ -304,6 +315,54 @@ func validate(o Options) (*prepared, error) {
 	}
 	return p, nil
 }
+
+// validateSandbox checks a sandbox server's options. The simulated sandbox
+// writes no state: no runs or state folder is prepared or read, and the
+// audit log is off unless --audit-log names one.
+func validateSandbox(o Options) (*prepared, error) {
+	switch {
+	case !o.Sandbox:
+		return nil, configErrorf("--sandbox-engine is only for the sandbox (serve without --bundles, --tutorial, --authoring or --allow-run)")
+	case o.Bundles != "" || o.AllowRun || o.Tutorial || o.Authoring:
+		return nil, configErrorf("the sandbox cannot be combined with --bundles, --allow-run, --tutorial or --authoring")
+	}
+	switch o.SandboxEngine {
+	case "", EngineSimulated:
+	case EngineFlow, EngineAuto:
+		return nil, configErrorf("--sandbox-engine %s is not available in this build; use simulated", o.SandboxEngine)
+	default:
+		return nil, configErrorf("%s", sandboxEngineError)
+	}
+	if math.IsNaN(o.Timeout) || o.Timeout <= 0 || o.Timeout > 86400 {
+		return nil, configErrorf("--timeout must be a positive number of seconds")
+	}
+	p := &prepared{state: runstore.Unreadable(), profile: ProfileNone}
+	if o.AuditLog != "off" && o.AuditLog != "" {
+		f, err := fsutil.OpenOurs(o.AuditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		var ne *fsutil.NotOursError
+		if errors.As(err, &ne) {
+			return nil, configErrorf("%s", ne)
+		} else if err != nil {
+			return nil, configErrorf("the audit log could not be opened: %s", o.AuditLog)
+		}
+		p.auditLog = f
+	}
+	if o.Labels != "" {
+		l, err := readLabels(o.Labels)
+		if err != nil {
+			if p.auditLog != nil {
+				p.auditLog.Close()
+			}
+			return nil, err
+		}
+		p.labels = l
+	}
+	return p, nil
+}
+
+// runsEnabled reports whether run tools are served: with --allow-run, and
+// in the sandbox.
+func (o Options) runsEnabled() bool { return o.AllowRun || o.Sandbox }
 
 // roots are the --bundles roots in the order given.
 func (o Options) roots() []string {

@@ -181,7 +181,7 @@ func TestInvalidResultNeverSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, resolved := s.reg.schemaFor(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`, false)
+	_, resolved := s.reg.schemaFor(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`, false, "")
 	entry := &toolEntry{name: "probe", output: resolved}
 	var body any
 	h := s.reg.toolMiddleware(entry, func(context.Context, *toolCall) (any, *failure) { return body, nil })

@@ -28,6 +28,8 @@ type failure struct {
 	// value (invalid_arguments of a run tool only).
 	InvalidInputs []inputProblem `json:"invalid_inputs,omitempty"`
 	*decision
+	// A sandbox run tool's failure ends with the sandbox mark (sandbox.go).
+	*sandboxMark
 }
 
 // inputProblem is one invalid input of a run call: the input's name as the

@@ -382,3 +382,42 @@ func validates(r *jsonschema.Resolved, data []byte) bool {
 	}
 	return r.Validate(v) == nil
 }
+
+// sandboxProps are the sandbox mark's properties (sandbox.go).
+var sandboxProps = `
+  "sandbox":{"const":true},
+  "sandbox_case":{"enum":` + func() string {
+	names := make([]string, len(sandboxCases))
+	for i, c := range sandboxCases {
+		names[i] = c.name
+	}
+	return enumOf(names)
+}() + `},
+  "sandbox_engine":{"enum":` + enumOf(sandboxEngines) + `}`
+
+// sandboxSchema is a run result schema with the sandbox mark appended to
+// its properties, required when required is true.
+func sandboxSchema(schema string, required bool) string {
+	const props, req = "},\n \"required\":[", "],\n \"additionalProperties\":false}"
+	i := strings.LastIndex(schema, props)
+	j := strings.LastIndex(schema, req)
+	if i < 0 || j < i {
+		panic("serve: a run schema without its properties and required list")
+	}
+	out := schema[:i] + "," + sandboxProps + schema[i:j]
+	if required {
+		out += `,"sandbox","sandbox_case","sandbox_engine"`
+	}
+	return out + schema[j:]
+}
+
+// sandboxFailureSchema is a sandbox run tool's failure envelope: a run
+// tool's, plus the sandbox mark (sandbox_case absent when no workflow is
+// known).
+var sandboxFailureSchema = func() string {
+	s := sandboxSchema(strings.Replace(runFailureSchema, `},
+ "required":["error"],"additionalProperties":false}`, `},
+ "required":["error"],
+ "additionalProperties":false}`, 1), false)
+	return strings.Replace(s, `"required":["error"],`, `"required":["error","sandbox","sandbox_engine"],`, 1)
+}()

@@ -43,6 +43,7 @@ type Server struct {
 	attention *attentionTools
 	tutorial  *tutorialTools  // nil outside tutorial mode
 	authoring *authoringTools // nil without --authoring
+	sandbox   *sandbox        // nil outside the sandbox
 	// helper is the Flow helper process (nil unless a flag needs it); the
 	// attention, tutorial and authoring features share it.
 	helper *helperProc
@@ -68,6 +69,13 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	opts, err := opts.applyMode()
 	if err != nil {
 		return nil, err
+	}
+	if opts.Mode == ModeSandbox {
+		opts.Sandbox = true
+	}
+	if opts.Sandbox {
+		// The sandbox has no protected data to export.
+		opts.AllowProtectedExport = false
 	}
 	if stderr == nil {
 		stderr = io.Discard
@@ -128,12 +136,17 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	// with the tutorial below.
 	loader := newBundleLoader(opts, prep, stderr)
 	var ws []*workflow
-	if !opts.authoringOnly() && !prep.tutorial {
+	switch {
+	case opts.Sandbox:
+		s.sandbox, ws = newSandbox(&s.opts, EngineSimulated)
+	case !opts.authoringOnly() && !prep.tutorial:
 		ws, s.failedCount = loader.discover()
 	}
 	cat := newCatalog(ws)
-	if _, err := flow.resolve(); err != nil {
-		s.flowMissing = true
+	if !opts.Sandbox {
+		if _, err := flow.resolve(); err != nil {
+			s.flowMissing = true
+		}
 	}
 	// The Flow helper, its authoring session and its attended live
 	// service (docs/helper.md "Startup").
@@ -172,7 +185,10 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	s.runs = &runTools{opts: &s.opts, runsDir: prep.runsDir, cat: cat, loader: loader, gate: gate, flow: flow, labels: prep.labels,
 		bindings: bindings, tutorial: s.tutorial,
 		manager: newRunManager(s.state, s.audit, log, s.instance, opts.AllowProtectedExport, opts.Timeout)}
-	s.attention = &attentionTools{opts: &s.opts, runsDir: prep.runsDir, helper: s.helper, live: live, cat: cat, confirm: confirm, stderr: stderr}
+	s.attention = &attentionTools{opts: &s.opts, runsDir: prep.runsDir, helper: s.helper, live: live, cat: cat, confirm: confirm, stderr: stderr, sandbox: s.sandbox}
+	if s.sandbox != nil {
+		s.sandbox.cat, s.sandbox.runs = cat, s.runs
+	}
 	s.buildMCP()
 	return s, nil
 }
@@ -190,6 +206,12 @@ func (s *Server) Banner() string {
 	if s.opts.authoringOnly() {
 		fmt.Fprintf(&b, "openadapt-agent %s: authoring tools enabled over local stdio; run tools disabled; --authoring does not imply --allow-run; audit log %s\n",
 			s.opts.Version, onOff(s.prep.auditLog != nil, "on", "off"))
+		return b.String()
+	}
+	if s.sandbox != nil {
+		fmt.Fprintf(&b, "openadapt-agent %s: SANDBOX: serving %d synthetic workflow(s) over local stdio, engine %s; nothing runs and no state is written; every result says sandbox: true; tool mode %s; audit log %s\n",
+			s.opts.Version, len(s.catalog.cat.workflows), s.sandbox.engine, s.opts.ToolMode, onOff(s.prep.auditLog != nil, "on", "off"))
+		b.WriteString("serve real workflows with --bundles (read-only) and --allow-run; see docs/mcp.md\n")
 		return b.String()
 	}
 	gate := s.catalog.gate
@@ -247,6 +269,7 @@ func (s *Server) MCPServer() *mcp.Server { return s.mcp }
 // to call more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.sandbox.close()
 		if s.runs != nil {
 			s.runs.manager.shutdown()
 		}
@@ -269,6 +292,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	stopping := func() {
 		s.form.stop()
 		s.runs.manager.endWaits()
+		s.sandbox.close()
 	}
 	t := &stdio.Transport{In: in, Out: out, OnInputEnd: stopping, Rewritable: []string{"tools/list"}}
 	s.conn.Store(t)

@@ -98,6 +98,9 @@ type toolDef struct {
 	name, title, desc string
 	input             json.RawMessage
 	success           string // the success schema of the outputSchema
+	// failure, when set, replaces the failure envelope's schema (the
+	// sandbox's run tools).
+	failure string
 	// run marks a run tool: run annotations, requires_seal, and arguments
 	// checked by its handler in the documented order (no schema check
 	// first; docs/runs.md "Arguments").
@@ -141,9 +144,14 @@ func (s *Server) buildMCP() {
 	// An authoring-only server registers only the authoring tools.
 	if !s.opts.authoringOnly() {
 		s.catalog.register(&s.reg)
-		s.runs.registerReport(&s.reg)
+		if s.sandbox != nil {
+			s.sandbox.registerReport(&s.reg)
+		} else {
+			s.runs.registerReport(&s.reg)
+		}
 		s.attention.register(&s.reg)
 		s.runs.register(&s.reg)
+		s.sandbox.register(&s.reg)
 		s.tutorial.register(&s.reg, s.runs)
 	}
 	s.authoring.register(&s.reg)
@@ -180,7 +188,7 @@ func (r *registry) add(d toolDef, h toolHandler) {
 	if _, dup := r.tools[d.name]; dup {
 		panic("serve: duplicate tool " + d.name)
 	}
-	out, resolved := r.schemaFor(d.success, d.run)
+	out, resolved := r.schemaFor(d.success, d.run, d.failure)
 	// The SDK re-marshals raw schemas at AddTool (0.5 ms per run tool, most
 	// of a 1,000-bundle start), but only type-checks a *jsonschema.Schema.
 	// So tools are registered with a placeholder and the tools/list
@@ -249,15 +257,21 @@ func (r *registry) pageSize() int {
 // schemaFor returns the outputSchema bytes and their resolved form for a
 // success schema, shared between tools: every run tool has the same
 // result schema, so a server with 1,000 run tools resolves it once.
-func (r *registry) schemaFor(success string, run bool) (json.RawMessage, *lazyResolved) {
+func (r *registry) schemaFor(success string, run bool, failure string) (json.RawMessage, *lazyResolved) {
 	key := success
 	if run {
 		key = "run\x00" + success
+	}
+	if failure != "" {
+		key = failure + "\x00" + key
 	}
 	if c, ok := r.schemas[key]; ok {
 		return c.raw, c.resolved
 	}
 	raw := outputSchema(success, run)
+	if failure != "" {
+		raw = compact(`{"type":"object","oneOf":[` + success + `,` + failure + `]}`)
+	}
 	c := cachedSchema{raw: raw, resolved: &lazyResolved{raw: raw}}
 	if r.schemas == nil {
 		r.schemas = map[string]cachedSchema{}

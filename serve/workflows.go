@@ -163,7 +163,7 @@ func (t *catalogTools) certify(ctx context.Context, w *workflow) certification {
 func (t *catalogTools) head() listingHead {
 	return listingHead{
 		SchemaVersion:            1,
-		RunToolsEnabled:          t.opts.AllowRun,
+		RunToolsEnabled:          t.opts.runsEnabled(),
 		ProtectedExportEnabled:   t.opts.AllowProtectedExport,
 		SyntheticDefaultsEnabled: t.opts.AllowSyntheticRecordedDefaults,
 		AdmissionGate:            t.gate.name(),
@@ -179,7 +179,7 @@ func (t *catalogTools) protectedListing() *listingProtectedBlock {
 }
 
 func (t *catalogTools) note() *string {
-	if t.opts.AllowRun {
+	if t.opts.runsEnabled() {
 		return nil
 	}
 	n := noteRunToolsDisabled
