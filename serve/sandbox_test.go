@@ -475,3 +475,18 @@ func TestSandboxOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxByMode: --mode sandbox is the sandbox for an API caller too.
+func TestSandboxByMode(t *testing.T) {
+	t.Parallel()
+	o := sandboxOpts(t, t.TempDir())
+	o.Sandbox, o.Mode = false, ModeSandbox
+	srv, err := New(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.sandbox == nil || len(srv.catalog.cat.workflows) != len(sandboxCases) {
+		t.Fatal("--mode sandbox did not serve the sandbox")
+	}
+}
