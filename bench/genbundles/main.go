@@ -6,7 +6,16 @@
 // the schema-2 omissions would drop, so the canonical form of
 // {"files": FH, "workflow": W} is exactly what Flow hashes.
 //
-// Usage: go run ./bench/genbundles -out DIR [-n 1000] [-templates 10] [-size 20480]
+// With -copy DIR it writes N copies of the bundle folder DIR instead (every
+// regular file and folder, modes kept; a link or special file refuses), so a
+// set of 1,000 and one of 10,000 bundles have exactly the same entries per
+// bundle and the cost per bundle can be read as a slope (BENCHMARKS.md,
+// area serve at scale).
+//
+// Usage:
+//
+//	go run ./bench/genbundles -out DIR [-n 1000] [-templates 10] [-size 20480]
+//	go run ./bench/genbundles -out DIR -n 10000 -copy testdata/flow/plain/floats-linear
 package main
 
 import (
@@ -14,6 +23,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -28,6 +38,7 @@ func main() {
 	templates := flag.Int("templates", 10, "templates per bundle")
 	size := flag.Int("size", 20*1024, "bytes per template")
 	seed := flag.Uint64("seed", 1, "random seed")
+	copyDir := flag.String("copy", "", "write N copies of this bundle folder instead of synthetic bundles")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genbundles: -out is required")
@@ -36,6 +47,15 @@ func main() {
 	if err := os.Mkdir(*out, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "genbundles:", err)
 		os.Exit(1)
+	}
+	if *copyDir != "" {
+		for i := range *n {
+			if err := copyTree(*copyDir, filepath.Join(*out, fmt.Sprintf("bundle-%05d", i))); err != nil {
+				fmt.Fprintln(os.Stderr, "genbundles:", err)
+				os.Exit(1)
+			}
+		}
+		return
 	}
 	rng := rand.New(rand.NewPCG(*seed, 42))
 	buf := make([]byte, *size)
@@ -82,4 +102,34 @@ func writeBundle(dir string, i, templates int, buf []byte, rng *rand.Rand) error
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(manifest), 0o644)
+}
+
+// copyTree copies the folder src to dst (which must not exist): folders and
+// regular files only, permission bits kept.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.Mkdir(target, fi.Mode().Perm())
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, fi.Mode().Perm())
+		}
+		return fmt.Errorf("%s: not a folder or regular file", p)
+	})
 }

@@ -9,11 +9,19 @@
 //     with -anchor, bench/sdkanchor (a bare go-sdk stdio server with one
 //     trivial tool);
 //   - run: run-tool round trips against an instant fake Flow, minus the
-//     same fake Flow executed directly (p50 overhead).
+//     same fake Flow executed directly (p50 overhead);
+//   - list: list_workflows round trips with the default arguments (its
+//     first page where the tool pages), p50 and p90 and the reply size, in
+//     every mode.
+//
+// Warm and cold starts alternate (cold, warm, cold, warm, …) so both see
+// the same machine load. With -cold 0 only warm starts are timed (one
+// untimed start writes the cache first), which is what the 10,000-bundle
+// slope needs when cold starts are slow.
 //
 // Usage:
 //
-//	go run ./bench/servebench -bin BIN -flow FAKEFLOW -bundles DIR [-anchor SDKANCHOR] [-starts 7] [-reads 1000] [-runs 200]
+//	go run ./bench/servebench -bin BIN -flow FAKEFLOW -bundles DIR [-mode per-workflow] [-anchor SDKANCHOR] [-starts 7] [-cold 7] [-reads 1000] [-runs 200] [-lists 200]
 package main
 
 import (
@@ -36,7 +44,10 @@ func main() {
 	flow := flag.String("flow", "", "fake openadapt-flow binary")
 	bundles := flag.String("bundles", "", "bundles root")
 	reports := flag.String("reports", "testdata/flow/reports", "fake Flow reports dir")
-	starts := flag.Int("starts", 7, "timed starts per kind")
+	starts := flag.Int("starts", 7, "timed warm starts")
+	colds := flag.Int("cold", -1, "timed cold starts (default: as many as -starts)")
+	lists := flag.Int("lists", 0, "list_workflows round trips (default arguments)")
+	lower := flag.String("lowerbound", "", "bench/lowerbound binary: time `lowerbound -stat` over the same bundles before each warm start")
 	reads := flag.Int("reads", 1000, "read round trips")
 	runs := flag.Int("runs", 200, "run round trips")
 	mode := flag.String("mode", "per-workflow", "read-only (no --allow-run), per-workflow or catalog")
@@ -69,30 +80,56 @@ func main() {
 	default:
 		check(fmt.Errorf("unknown -mode %q", *mode))
 	}
-	fmt.Printf("mode %s, %d starts of each kind\n", *mode, *starts)
+	if *colds < 0 {
+		*colds = *starts
+	}
+	fmt.Printf("mode %s, %d warm and %d cold starts\n", *mode, *starts, *colds)
 	// The verified-digest cache lives in the user cache folder, one file
 	// per set of roots.
 	cache := filepath.Join(tmp, "cache", "openadapt-agent")
 
-	var cold, warm, coldCPU, warmCPU []time.Duration
+	var cold, warm, coldCPU, warmCPU, lbWall, lbCPU []time.Duration
 	var coldRSS, warmRSS []int
-	for i := 0; i < *starts; i++ {
-		if m, _ := filepath.Glob(filepath.Join(cache, "digest-cache*.json")); len(m) == 0 && i > 0 {
-			check(fmt.Errorf("no digest cache in %s after a start", cache))
-		}
+	if *colds == 0 && *starts > 0 {
 		check(os.RemoveAll(cache))
-		d, rss, _ := startOnce(*bin, args, env, nil)
-		cold = append(cold, d)
-		coldCPU = append(coldCPU, lastCPU)
-		coldRSS = append(coldRSS, rss)
-		d, rss, _ = startOnce(*bin, args, env, nil)
-		warm = append(warm, d)
-		warmCPU = append(warmCPU, lastCPU)
-		warmRSS = append(warmRSS, rss)
+		startOnce(*bin, args, env, nil) // writes the cache, untimed
 	}
-	if *starts > 0 {
-		fmt.Printf("start→tools/list cold: median %v (min %v max %v), process CPU median %v, peak RSS median %d KiB\n", median(cold), slices.Min(cold), slices.Max(cold), median(coldCPU), medianInt(coldRSS))
-		fmt.Printf("start→tools/list warm: median %v (min %v max %v), process CPU median %v, peak RSS median %d KiB\n", median(warm), slices.Min(warm), slices.Max(warm), median(warmCPU), medianInt(warmRSS))
+	for i := 0; i < max(*starts, *colds); i++ {
+		if i < *colds {
+			check(os.RemoveAll(cache))
+			d, rss, _ := startOnce(*bin, args, env, nil)
+			cold = append(cold, d)
+			coldCPU = append(coldCPU, lastCPU)
+			coldRSS = append(coldRSS, rss)
+		}
+		if i < *starts {
+			if m, _ := filepath.Glob(filepath.Join(cache, "digest-cache*.json")); len(m) == 0 {
+				check(fmt.Errorf("no digest cache in %s before a warm start", cache))
+			}
+			if *lower != "" {
+				cmd := exec.Command(*lower, "-stat", *bundles)
+				t0 := time.Now()
+				check(cmd.Run())
+				lbWall = append(lbWall, time.Since(t0))
+				lbCPU = append(lbCPU, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			}
+			d, rss, _ := startOnce(*bin, args, env, nil)
+			warm = append(warm, d)
+			warmCPU = append(warmCPU, lastCPU)
+			warmRSS = append(warmRSS, rss)
+		}
+	}
+	if len(cold) > 0 {
+		fmt.Printf("start→tools/list cold: median %v (min %v max %v), process CPU median %v, peak RSS median %d KiB (max %d KiB)\n", median(cold), slices.Min(cold), slices.Max(cold), median(coldCPU), medianInt(coldRSS), slices.Max(coldRSS))
+	}
+	if len(warm) > 0 {
+		fmt.Printf("start→tools/list warm: median %v (min %v max %v), process CPU median %v, peak RSS median %d KiB (max %d KiB)\n", median(warm), slices.Min(warm), slices.Max(warm), median(warmCPU), medianInt(warmRSS), slices.Max(warmRSS))
+	}
+	if len(lbWall) > 0 {
+		fmt.Printf("lower bound (lowerbound -stat, whole process, before each warm start): median %v (min %v max %v), process CPU median %v\n", median(lbWall), slices.Min(lbWall), slices.Max(lbWall), median(lbCPU))
+	}
+	if *lists > 0 {
+		listBench(*bin, args, env, *lists)
 	}
 
 	if *mode != "per-workflow" && *mode != "catalog" || *reads+*runs == 0 {
@@ -151,6 +188,29 @@ func main() {
 	if *reads > 0 {
 		readBench(*bin, *anchor, args, env, tmp, wf, *reads)
 	}
+}
+
+// listBench times list_workflows round trips with the default arguments
+// (the first page where the tool pages) after 10 warm-up calls.
+func listBench(bin string, args, env []string, n int) {
+	c, stop := session(bin, args, env)
+	call := `{"name":"list_workflows","arguments":{}}`
+	reply := ""
+	for range 10 {
+		reply = c.call("tools/call", call)
+	}
+	times := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		c.call("tools/call", call)
+		times = append(times, time.Since(t0))
+	}
+	rss := stop()
+	errText := ""
+	if strings.Contains(reply, `"isError":true`) {
+		errText = " (an error result: " + reply[:min(len(reply), 300)] + ")"
+	}
+	fmt.Printf("list_workflows (default arguments): p50 %v p90 %v over %d, reply %d bytes, session peak RSS %d KiB%s\n", median(times), pct(times, 90), n, len(reply), rss, errText)
 }
 
 // readBench times get_workflow round trips side by side, call by call in
