@@ -253,9 +253,12 @@ func takeSnapshot(dir string) (snapshot, bool) {
 // checkSnapshot re-stats the recorded entries of dir (files, "\n"-joined
 // in walk order, "." first) and reports whether every identity is
 // unchanged. A folder is opened before anything beneath it is looked up,
-// never through a link, and only when it is the folder its own entry just
-// recorded; an entry out of walk order, a name that is not a plain
-// relative path, a link where a folder was, or any failed lookup is a miss.
+// never through a link: a recorded folder whose next entry lies beneath it
+// is opened in place of its stat (its identity taken from the opened
+// descriptor, so no entry beneath a swapped folder is ever looked up). An
+// entry whose folder is not the one the walk has open (out of walk
+// order), a name that is not a plain relative path, a link or a file where
+// a folder with entries was, or any failed lookup is a miss.
 func checkSnapshot(dir, files, ident string) bool {
 	if files != "." && !strings.HasPrefix(files, ".\n") {
 		return false
@@ -277,56 +280,47 @@ func checkSnapshot(dir, files, ident string) bool {
 	}()
 	ih := newIdentHash()
 	ih.add(".", id)
-	prevRel, prevID := ".", id
-	n := 0
-	for rel := range strings.SplitSeq(files, "\n") {
-		if n++; n == 1 {
-			continue // "."
+	rest := strings.TrimPrefix(strings.TrimPrefix(files, "."), "\n")
+	for n := 1; rest != ""; {
+		rel := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			rel, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
 		}
-		if n > maxSnapshot || rel == "." || !fs.ValidPath(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		if n++; n > maxSnapshot || rel == "." || !fs.ValidPath(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
 			return false
 		}
 		parent, name := "", rel
 		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 			parent, name = rel[:i], rel[i+1:]
 		}
-		// Close the folders the walk has left; open the one just recorded
-		// when rel is its first entry.
-		for top := stack[len(stack)-1]; top.rel != parent; top = stack[len(stack)-1] {
-			if parent == prevRel && prevID.dir && parentOf(parent) == top.rel {
-				sub, ok := top.h.open(name0(parent), prevID)
-				if !ok {
-					return false
-				}
-				stack = append(stack, open{parent, sub})
-				break
-			}
+		// Close the folders the walk has left.
+		for stack[len(stack)-1].rel != parent {
 			if len(stack) == 1 {
 				return false
 			}
-			top.h.close()
+			stack[len(stack)-1].h.close()
 			stack = stack[:len(stack)-1]
 		}
-		id, ok := stack[len(stack)-1].h.stat(name)
-		if !ok {
+		top := stack[len(stack)-1].h
+		var id entryIdent
+		if len(rest) > len(rel) && rest[len(rel)] == '/' && strings.HasPrefix(rest, rel) {
+			// A folder with entries: open it now, its identity from the
+			// descriptor.
+			sub, sid, ok := top.openDir(name)
+			if !ok {
+				return false
+			}
+			stack = append(stack, open{rel, sub})
+			id = sid
+		} else if id, ok = top.stat(name); !ok {
 			return false
 		}
 		ih.add(rel, id)
-		prevRel, prevID = rel, id
 	}
 	return ih.equal(ident)
 }
-
-// parentOf is the folder of a bundle-relative path ("" for the bundle
-// folder); name0 is its last element.
-func parentOf(rel string) string {
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		return rel[:i]
-	}
-	return ""
-}
-
-func name0(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
 
 // cachePath is the cache file of one bundles root in the per-user cache
 // folder (in every mode, never in the runs folder), one file per root so

@@ -58,6 +58,17 @@ func (d dirHandle) open(name string, want entryIdent) (dirHandle, bool) {
 	return dirHandle{p}, true
 }
 
+// openDir returns the sub-folder name of d and its identity when it is a
+// folder (not a link).
+func (d dirHandle) openDir(name string) (dirHandle, entryIdent, bool) {
+	p := filepath.Join(d.path, name)
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.IsDir() {
+		return dirHandle{}, entryIdent{}, false
+	}
+	return dirHandle{p}, identOfInfo(fi), true
+}
+
 // names lists d's entries in byte order.
 func (d dirHandle) names() ([]string, bool) {
 	ents, err := os.ReadDir(d.path)

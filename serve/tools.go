@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,7 +125,7 @@ type toolDef struct {
 type registry struct {
 	tools   map[string]*toolEntry // by name
 	list    []*toolEntry          // the wire order
-	schemas map[string]cachedSchema
+	schemas map[schemaKey]cachedSchema
 	results validatedResults // dispatch.go
 	pages   toolPages
 	log     *slog.Logger
@@ -238,9 +239,11 @@ func (r *registry) pageSize() int {
 		}
 		// An upper bound of the tool's JSON size: raw schema bytes, the
 		// escaped strings, and the fixed keys and annotations.
+		// The strings count as json.Marshal([]string{name, title,
+		// description}) would: brackets, commas and each encoded string.
 		t := e.tool
-		strs, _ := json.Marshal([]string{t.Name, t.Title, t.Description})
-		n := len(e.inRaw) + len(e.outRaw) + len(strs) + 400
+		strs := 4 + jsonStringLen(t.Name) + jsonStringLen(t.Title) + jsonStringLen(t.Description)
+		n := len(e.inRaw) + len(e.outRaw) + strs + 400
 		total += n
 		largest = max(largest, n)
 	}
@@ -254,17 +257,46 @@ func (r *registry) pageSize() int {
 	return max(5, limit/largest)
 }
 
+// jsonStringLen is the length of s as encoding/json encodes a string
+// (quotes, HTML-safe escapes, invalid UTF-8 as \ufffd), counted without
+// encoding it: a page's size bound used to marshal every tool's strings
+// (7 MB for 10,000 tools).
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
+				n += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6 // \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
 // schemaFor returns the outputSchema bytes and their resolved form for a
 // success schema, shared between tools: every run tool has the same
 // result schema, so a server with 1,000 run tools resolves it once.
 func (r *registry) schemaFor(success string, run bool, failure string) (json.RawMessage, *lazyResolved) {
-	key := success
-	if run {
-		key = "run\x00" + success
-	}
-	if failure != "" {
-		key = failure + "\x00" + key
-	}
+	// A struct key: a concatenated one copied the whole success schema per
+	// tool (40 MB for a start with 10,000 run tools).
+	key := schemaKey{success, run, failure}
 	if c, ok := r.schemas[key]; ok {
 		return c.raw, c.resolved
 	}
@@ -274,10 +306,16 @@ func (r *registry) schemaFor(success string, run bool, failure string) (json.Raw
 	}
 	c := cachedSchema{raw: raw, resolved: &lazyResolved{raw: raw}}
 	if r.schemas == nil {
-		r.schemas = map[string]cachedSchema{}
+		r.schemas = map[schemaKey]cachedSchema{}
 	}
 	r.schemas[key] = c
 	return c.raw, c.resolved
+}
+
+type schemaKey struct {
+	success string
+	run     bool
+	failure string
 }
 
 type cachedSchema struct {
