@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -273,6 +275,36 @@ func TestPackFileCanceled(t *testing.T) {
 		}
 		if ents, _ := os.ReadDir(out); len(ents) != 0 {
 			t.Fatalf("%s: left %s", f, ents[0].Name())
+		}
+	}
+}
+
+// The bytes do not depend on the number of cores: a tree of several MB
+// (many zstd blocks, half of it incompressible) packed with GOMAXPROCS=1
+// and =2 and the default encoder concurrency gives the same archive.
+func TestPackSameBytesAnyGOMAXPROCS(t *testing.T) {
+	dir := packFixture(t)
+	big := make([]byte, 6<<20)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range big {
+		if i%(1<<20) < 1<<19 {
+			big[i] = byte(rng.Uint32())
+		} else {
+			big[i] = byte(i / 97)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	for _, f := range []Format{FormatTarZst, FormatZip} {
+		runtime.GOMAXPROCS(1)
+		one, _ := packBytes(t, dir, f, 0)
+		runtime.GOMAXPROCS(2)
+		two, _ := packBytes(t, dir, f, 0)
+		if !bytes.Equal(one, two) {
+			t.Errorf("%s: GOMAXPROCS=1 and =2 give different archives (%d and %d bytes)", f, len(one), len(two))
 		}
 	}
 }
