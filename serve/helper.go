@@ -27,7 +27,7 @@ type helperProc struct {
 // needsHelper reports whether a flag starts the helper.
 func (o Options) needsHelper() bool {
 	if o.Sandbox {
-		return false
+		return o.flowSandbox()
 	}
 	return o.AllowAttendedActions || o.Authoring || o.impliesTutorial()
 }

@@ -328,8 +328,14 @@ func validateSandbox(o Options) (*prepared, error) {
 	}
 	switch o.SandboxEngine {
 	case "", EngineSimulated:
-	case EngineFlow, EngineAuto:
-		return nil, configErrorf("--sandbox-engine %s is not available in this build; use simulated", o.SandboxEngine)
+	case EngineFlow:
+		// Flow's tutorial, prepared and run as in tutorial mode: its checks
+		// and its state.
+		t := o
+		t.Sandbox, t.SandboxEngine, t.Tutorial = false, "", true
+		return validate(t)
+	case EngineAuto:
+		return nil, configErrorf("--sandbox-engine auto is resolved before startup")
 	default:
 		return nil, configErrorf("%s", sandboxEngineError)
 	}

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -267,9 +269,16 @@ func newSandbox(opts *Options, engine string) (*sandbox, []*workflow) {
 		live: map[string]*simRun{}, bindings: map[string]sandboxBinding{}, stop: make(chan struct{})}, ws
 }
 
-// mark is the sandbox mark of a result of case c ("" when none is known).
+// mark is the sandbox mark of a result of case c ("" when none is known):
+// the engine that produced it, simulated unless Flow ran it.
 func (s *sandbox) mark(c string) sandboxMark {
 	return sandboxMark{Sandbox: true, Case: c, Engine: EngineSimulated}
+}
+
+// byFlow reports whether the flow engine runs case c: Flow's synthetic
+// tutorial produces exactly an unsigned production success.
+func (s *sandbox) byFlow(c string) bool {
+	return s.engine == EngineFlow && c == sandboxUnsignedProd && s.runs.tutorial != nil
 }
 
 // close ends every pending wait and interrupts every simulated run still
@@ -305,7 +314,11 @@ func (s *sandbox) register(reg *registry) {
 	ws := slices.Clone(s.cat.workflows)
 	slices.SortFunc(ws, func(a, b *workflow) int { return strings.Compare(a.id, b.id) })
 	for _, w := range ws {
-		desc := sandboxRunDescription + s.runs.cardDescription(w) + runDescription(w.stepCount, nil, false)
+		prefix := sandboxRunDescription
+		if s.byFlow(s.cases[w].name) {
+			prefix = sandboxFlowDescription
+		}
+		desc := prefix + s.runs.cardDescription(w) + runDescription(w.stepCount, nil, false)
 		reg.add(toolDef{name: "run_" + w.id, title: "Run workflow", desc: desc,
 			input: runToolInput(w.params, false, false), success: outcome, failure: sandboxFailureSchema, run: true}, s.runPerWorkflow(w))
 	}
@@ -313,6 +326,10 @@ func (s *sandbox) register(reg *registry) {
 
 // sandboxRunDescription opens every sandbox run tool's description.
 const sandboxRunDescription = "SANDBOX (simulated by this server; nothing runs and no record changes). "
+
+// sandboxFlowDescription opens the description of the run tool the flow
+// engine runs through Flow.
+const sandboxFlowDescription = "SANDBOX (runs Flow's synthetic MockMed tutorial on this computer; no real application or record). "
 
 // registerReport adds get_run_report for the sandbox's runs.
 func (s *sandbox) registerReport(reg *registry) {
@@ -374,6 +391,9 @@ func (s *sandbox) call(ctx context.Context, c *toolCall, w *workflow, flat map[s
 	if f != nil {
 		return nil, s.failure(f, sc.name)
 	}
+	if s.byFlow(sc.name) {
+		return s.flowCall(ctx, c, w)
+	}
 	c.audit.WorkflowID = &w.id
 	var digest string
 	if ra.idem != "" {
@@ -403,6 +423,29 @@ func (s *sandbox) call(ctx context.Context, c *toolCall, w *workflow, flat map[s
 	}
 	c.audit.RunID = &r.id
 	return s.answer(c, s.wait(ctx, r, s.runWait(sc)), false), nil
+}
+
+// sandboxFlowNote opens the message of a sandbox result Flow's synthetic
+// tutorial produced.
+const sandboxFlowNote = "SANDBOX: Flow's synthetic MockMed tutorial ran on this computer; no real application or record was touched. "
+
+// flowCall runs Flow's synthetic tutorial for sandbox workflow w through
+// the tutorial's own run call (its fixed arguments, admission and run
+// state, idempotency included) and marks the answer as the sandbox's.
+func (s *sandbox) flowCall(ctx context.Context, c *toolCall, w *workflow) (any, *failure) {
+	body, f := s.runs.call(ctx, c, s.runs.tutorial.wf, map[string]any{})
+	if f != nil {
+		m := sandboxMark{Sandbox: true, Case: sandboxUnsignedProd, Engine: EngineFlow}
+		f.sandboxMark = &m
+		return nil, f
+	}
+	out, ok := body.(runOutcome)
+	if !ok {
+		return nil, s.failure(fail(CodeInternalError), sandboxUnsignedProd)
+	}
+	out.WorkflowID = w.id
+	out.Message = sandboxFlowNote + out.Message
+	return sandboxRunOutcome{runOutcome: out, sandboxMark: sandboxMark{Sandbox: true, Case: sandboxUnsignedProd, Engine: EngineFlow}}, nil
 }
 
 // sandboxDigest binds an idempotency key to a workflow and its inputs.
@@ -505,6 +548,9 @@ func (s *sandbox) caseOf(id string) string {
 func (s *sandbox) getRunReport(ctx context.Context, c *toolCall) (any, *failure) {
 	runID, _ := c.args["run_id"].(string)
 	r := s.get(runID)
+	if r == nil && s.engine == EngineFlow {
+		return s.flowReport(ctx, c)
+	}
 	if r == nil {
 		return nil, fail(CodeReportUnavailable)
 	}
@@ -517,6 +563,22 @@ func (s *sandbox) getRunReport(ctx context.Context, c *toolCall) (any, *failure)
 	out.Message = sandboxNote + out.Message
 	c.audit.Status = &out.Status
 	return sandboxRunReport{runReport: out, sandboxMark: s.mark(r.c.name)}, nil
+}
+
+// flowReport answers get_run_report for a run of Flow's tutorial from the
+// runs folder, marked as the sandbox's flow result.
+func (s *sandbox) flowReport(ctx context.Context, c *toolCall) (any, *failure) {
+	body, f := s.runs.getRunReport(ctx, c)
+	if f != nil {
+		return nil, f
+	}
+	out, ok := body.(runReport)
+	if !ok || out.WorkflowID != s.runs.tutorial.wf.id {
+		return nil, fail(CodeReportUnavailable)
+	}
+	out.WorkflowID = sandboxWorkflowID(sandboxUnsignedProd)
+	out.Message = sandboxFlowNote + out.Message
+	return sandboxRunReport{runReport: out, sandboxMark: sandboxMark{Sandbox: true, Case: sandboxUnsignedProd, Engine: EngineFlow}}, nil
 }
 
 // The sandbox's Needs Attention items (docs/mcp.md "Sandbox"): a halted
@@ -674,3 +736,33 @@ func (s *sandbox) decide(ctx context.Context, c *toolCall, at attendedTool, form
 
 // sandboxEngineError is the message of a bad --sandbox-engine.
 var sandboxEngineError = fmt.Sprintf("--sandbox-engine must be %s, %s or %s", EngineSimulated, EngineFlow, EngineAuto)
+
+// newAutoSandbox is --sandbox-engine auto: the flow engine when Flow is
+// found and its helper starts and passes the tutorial's version gate
+// (docs/helper.md, Version gate), else the simulated engine, with one
+// stderr line saying why. Without Flow nothing is started or written.
+func newAutoSandbox(opts Options, stderr io.Writer) (*Server, error) {
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	opts.SandboxEngine = EngineSimulated
+	if _, err := newFlowCommand(opts).resolve(); err != nil {
+		fmt.Fprintln(stderr, "serve: sandbox engine auto: openadapt-flow was not found; using the simulated engine")
+		return New(opts, stderr)
+	}
+	flow := opts
+	flow.SandboxEngine = EngineFlow
+	s, err := New(flow, stderr)
+	var ce *ConfigError
+	if err == nil || !errors.As(err, &ce) || ce.Flag {
+		return s, err
+	}
+	fmt.Fprintf(stderr, "serve: sandbox engine auto: Flow's tutorial is not usable here (%s); using the simulated engine\n", oneLineMsg(ce.Msg))
+	return New(opts, stderr)
+}
+
+// oneLineMsg keeps a message to its first line.
+func oneLineMsg(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}

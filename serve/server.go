@@ -76,6 +76,9 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	if opts.Sandbox {
 		// The sandbox has no protected data to export.
 		opts.AllowProtectedExport = false
+		if opts.SandboxEngine == EngineAuto {
+			return newAutoSandbox(opts, stderr)
+		}
 	}
 	if stderr == nil {
 		stderr = io.Discard
@@ -138,7 +141,11 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	var ws []*workflow
 	switch {
 	case opts.Sandbox:
-		s.sandbox, ws = newSandbox(&s.opts, EngineSimulated)
+		engine := EngineSimulated
+		if opts.flowSandbox() {
+			engine = EngineFlow
+		}
+		s.sandbox, ws = newSandbox(&s.opts, engine)
 	case !opts.authoringOnly() && !prep.tutorial:
 		ws, s.failedCount = loader.discover()
 	}
@@ -178,7 +185,9 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 			s.Close()
 			return nil, err
 		}
-		cat = newCatalog([]*workflow{s.tutorial.wf})
+		if s.sandbox == nil {
+			cat = newCatalog([]*workflow{s.tutorial.wf})
+		}
 	}
 	// The features, with what each needs.
 	s.catalog = &catalogTools{opts: &s.opts, cat: cat, gate: gate, labels: prep.labels, flow: flow}
@@ -209,8 +218,12 @@ func (s *Server) Banner() string {
 		return b.String()
 	}
 	if s.sandbox != nil {
-		fmt.Fprintf(&b, "openadapt-agent %s: SANDBOX: serving %d synthetic workflow(s) over local stdio, engine %s; nothing runs and no state is written; every result says sandbox: true; tool mode %s; audit log %s\n",
-			s.opts.Version, len(s.catalog.cat.workflows), s.sandbox.engine, s.opts.ToolMode, onOff(s.prep.auditLog != nil, "on", "off"))
+		what := "nothing runs and no state is written"
+		if s.sandbox.engine == EngineFlow {
+			what = "sandbox_" + sandboxUnsignedProd + " runs Flow's synthetic tutorial, the other cases are simulated; run state in the runs folder"
+		}
+		fmt.Fprintf(&b, "openadapt-agent %s: SANDBOX: serving %d synthetic workflow(s) over local stdio, engine %s; %s; every result says sandbox: true; tool mode %s; audit log %s\n",
+			s.opts.Version, len(s.catalog.cat.workflows), s.sandbox.engine, what, s.opts.ToolMode, onOff(s.prep.auditLog != nil, "on", "off"))
 		b.WriteString("serve real workflows with --bundles (read-only) and --allow-run; see docs/mcp.md\n")
 		return b.String()
 	}

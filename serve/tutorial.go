@@ -38,8 +38,12 @@ func (t *tutorialTools) owns(w *workflow) bool {
 
 // impliesTutorial reports tutorial mode from the flags alone.
 func (o Options) impliesTutorial() bool {
-	return o.Tutorial || (o.AllowRun && o.Bundles == "" && !o.Authoring)
+	return o.Tutorial || (o.AllowRun && o.Bundles == "" && !o.Authoring) || o.flowSandbox()
 }
+
+// flowSandbox reports the sandbox on the flow engine: it prepares and runs
+// the tutorial like tutorial mode (docs/mcp.md "Sandbox").
+func (o Options) flowSandbox() bool { return o.Sandbox && o.SandboxEngine == EngineFlow }
 
 // startTutorial prepares the tutorial through the helper, with one stderr
 // line per phase, then builds the tutorial workflow from a full
