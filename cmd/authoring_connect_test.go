@@ -80,7 +80,7 @@ func TestAuthoringConnectRefusesBeforeSending(t *testing.T) {
 		{"extra field", func(s *fm.Server) string { return s.Link() + "&x=1" }, true, true, "only the fields"},
 		{"no terminal", (*fm.Server).Link, false, true, "controlling terminal"},
 		{"no authoring session", (*fm.Server).Link, true, false, "openadapt_flow.authoring is not available with openadapt-flow 1.32.0; nothing was sent"},
-		{"no Flow", (*fm.Server).Link, true, false, "could not be determined"},
+		{"no Flow", (*fm.Server).Link, true, false, "openadapt-flow was not found: install openadapt-flow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var term mailbox.Terminal

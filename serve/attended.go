@@ -154,6 +154,9 @@ func (c *confirmStop) Error() string { return "the operator did not confirm" }
 // asks for the operator's confirmation through the form, checks again and
 // dispatches.
 func (t *attentionTools) decide(ctx context.Context, c *toolCall, at attendedTool) (any, *failure) {
+	if t.flowMissing {
+		return nil, fail(CodeFlowNotFound) // nothing to ask the operator: Flow is not installed
+	}
 	id, _ := c.args["attention_id"].(string)
 	digest, _ := c.args["capability_digest"].(string)
 	key, _ := c.args["idempotency_key"].(string)

@@ -28,13 +28,17 @@ type attentionTools struct {
 	stderr  io.Writer
 	// sandbox, in the sandbox, holds the items instead of the runs folder.
 	sandbox *sandbox
+	// flowMissing: attended actions were asked for but Flow is not
+	// installed: Reject, Teach and Escalate are listed and answer
+	// flow_not_found.
+	flowMissing bool
 
 	operatorWarned sync.Once
 }
 
 // actions reports whether the attended actions are served.
 func (t *attentionTools) actions() bool {
-	return t.sandbox != nil || t.opts.AllowAttendedActions && t.helper != nil
+	return t.sandbox != nil || t.opts.AllowAttendedActions && (t.helper != nil || t.flowMissing)
 }
 
 // register adds the two Needs Attention tools, then the attended actions.

@@ -84,7 +84,7 @@ var copyFor = map[Code]codeCopy{
 	},
 	CodeFlowNotFound: {
 		"The openadapt-flow command could not be found. Nothing was executed.",
-		"Ask the operator to install openadapt-flow or restart the server with --flow-cli naming it.",
+		"Ask the operator to install openadapt-flow so that it is on the server's PATH, or to restart the server with --flow-cli naming the Flow command or --flow-python naming the Python interpreter of a Flow install.",
 	},
 	CodeUnsafeRunID: {
 		"The run_id is not a well-formed run id.",

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/runstore"
 )
 
@@ -80,6 +81,8 @@ func launchHelper(ctx context.Context, o Options, flow *flowCommand, st *runstor
 	// command's version is checked when the command resolves.
 	if words, err := flow.resolve(); err == nil {
 		lo.FlowCommand, lo.CheckRunVersion = words, true
+	} else if words, err := flowrun.SplitCommand(flow.cli); err == nil {
+		lo.FlowCommand = words // unresolved: a missing program is named as given
 	}
 	if o.AllowProtectedExport {
 		lo.Mirror = stderr
@@ -97,7 +100,7 @@ func launchHelper(ctx context.Context, o Options, flow *flowCommand, st *runstor
 	}
 	h, err := flowhelper.Launch(ctx, lo)
 	if err != nil {
-		return nil, configErrorf("%s", startMsg(err))
+		return nil, &ConfigError{Msg: startMsg(err), flowMissing: errors.Is(err, flowrun.ErrFlowNotFound)}
 	}
 	p.h = h
 	return p, nil

@@ -88,6 +88,9 @@ type Options struct {
 type ConfigError struct {
 	Msg  string
 	Flag bool
+	// flowMissing: the helper could not start because the Flow command is
+	// not installed (a server without authoring starts anyway).
+	flowMissing bool
 }
 
 func (e *ConfigError) Error() string { return e.Msg }

@@ -54,6 +54,9 @@ type Server struct {
 	// Startup facts for the banner.
 	failedCount int
 	flowMissing bool
+	// missing stands in for the features whose helper did not start
+	// because Flow is not installed (nil otherwise).
+	missing *missingFlow
 
 	closeOnce sync.Once
 }
@@ -161,10 +164,22 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	s.form = confirm
 	live := false
 	if opts.needsHelper() {
-		if s.helper, err = launchHelper(context.Background(), opts, flow, s.state, s.instance, stderr); err != nil {
+		s.helper, err = launchHelper(context.Background(), opts, flow, s.state, s.instance, stderr)
+		var ce *ConfigError
+		switch {
+		case err == nil:
+		case errors.As(err, &ce) && ce.flowMissing && !opts.Authoring:
+			// Flow is not installed: start anyway, every tool that needs it
+			// answers flow_not_found (flowmissing.go). Authoring fails
+			// closed.
+			s.flowMissing = true
+			s.missing = &missingFlow{tutorial: prep.tutorial, allowRun: opts.AllowRun, attended: opts.AllowAttendedActions}
+		default:
 			s.Close()
 			return nil, err
 		}
+	}
+	if s.helper != nil {
 		if opts.Authoring {
 			if s.authoring, err = startAuthoring(context.Background(), opts, s.helper, s.state, s.instance, prep.runsDir, confirm); err != nil {
 				s.Close()
@@ -180,7 +195,9 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		}
 	}
 	// The synthetic tutorial: its prepared bundle is the catalog.
-	if prep.tutorial {
+	if prep.tutorial && s.missing != nil {
+		cat = newCatalog(nil)
+	} else if prep.tutorial {
 		if s.tutorial, err = startTutorial(context.Background(), opts, s.helper, s.state, s.instance, prep.runsDir, loader, stderr); err != nil {
 			s.Close()
 			return nil, err
@@ -194,7 +211,8 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	s.runs = &runTools{opts: &s.opts, runsDir: prep.runsDir, cat: cat, loader: loader, gate: gate, flow: flow, labels: prep.labels,
 		bindings: bindings, tutorial: s.tutorial,
 		manager: newRunManager(s.state, s.audit, log, s.instance, opts.AllowProtectedExport, opts.Timeout)}
-	s.attention = &attentionTools{opts: &s.opts, runsDir: prep.runsDir, helper: s.helper, live: live, cat: cat, confirm: confirm, stderr: stderr, sandbox: s.sandbox}
+	s.attention = &attentionTools{opts: &s.opts, runsDir: prep.runsDir, helper: s.helper, live: live, cat: cat, confirm: confirm, stderr: stderr, sandbox: s.sandbox,
+		flowMissing: s.missing != nil && s.missing.attended}
 	if s.sandbox != nil {
 		s.sandbox.cat, s.sandbox.runs = cat, s.runs
 	}
@@ -231,11 +249,11 @@ func (s *Server) Banner() string {
 	fmt.Fprintf(&b, "openadapt-agent %s: serving %d workflow(s) over local stdio; run tools %s; attended decisions %s; live Continue/Skip %s; protected MCP export %s; synthetic recorded defaults %s; tutorial %s; authoring "+onOff(s.authoring != nil, "enabled", "disabled"),
 		s.opts.Version, len(s.catalog.cat.workflows),
 		onOff(s.opts.AllowRun, "enabled", "disabled"),
-		onOff(s.attention.actions(), "enabled", "disabled"),
+		onOff(s.attention.actions(), onOff(s.attention.flowMissing, "unavailable (openadapt-flow not found)", "enabled"), "disabled"),
 		onOff(s.attention.live, "ready", "not configured"),
 		onOff(s.opts.AllowProtectedExport, "ENABLED", "disabled"),
 		onOff(s.opts.AllowSyntheticRecordedDefaults, "ENABLED", "disabled"),
-		onOff(s.tutorial != nil, "enabled", "disabled"))
+		onOff(s.tutorial != nil, "enabled", onOff(s.missing != nil && s.missing.tutorial, "unavailable (openadapt-flow not found)", "disabled")))
 	if s.tutorial != nil {
 		// The one tutorial workflow passes on the exemption bound to the
 		// digest this server prepared, never on the gate being off.
@@ -260,7 +278,7 @@ func (s *Server) Banner() string {
 		fmt.Fprintf(&b, "%d workflow(s) could not be loaded safely; details stay local\n", s.failedCount)
 	}
 	if s.flowMissing {
-		b.WriteString("openadapt-flow was not found; run tools will fail with flow_not_found\n")
+		b.WriteString(s.missing.banner(s.opts.AllowRun))
 	}
 	if s.prep.noState {
 		b.WriteString("the run state could not be read (no per-user folder, or an unreadable runs directory); get_run_report and the Needs Attention tools find nothing; pass a readable --runs-dir\n")

@@ -154,6 +154,7 @@ func (s *Server) buildMCP() {
 		s.runs.register(&s.reg)
 		s.sandbox.register(&s.reg)
 		s.tutorial.register(&s.reg, s.runs)
+		s.missing.register(&s.reg, s.runs)
 	}
 	s.authoring.register(&s.reg)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "openadapt-agent", Title: "OpenAdapt Agent", Version: s.opts.Version}, &mcp.ServerOptions{

@@ -243,11 +243,11 @@ func checkFlow(ctx context.Context, env Env, opts Options) Check {
 	}
 	if _, err := env.LookPath(argv[0]); err != nil {
 		c.Status = Warn
-		c.Message = "openadapt-flow was not found on PATH: the read-only tools work, run tools will fail with flow_not_found"
-		c.Fix = "install OpenAdapt Flow so that openadapt-flow is on PATH, or pass --flow-cli with the command that starts it (the same value serve gets)"
+		c.Message = "openadapt-flow was not found on PATH: serve still starts and its read tools work; run tools, attended actions and the tutorial will fail with flow_not_found, and --authoring will not start"
+		c.Fix = "install openadapt-flow so that it is on PATH, or pass --flow-cli (the Flow command) or --flow-python (the Python interpreter of a Flow install), the same values serve gets"
 		if opts.FlowCLISet {
 			c.Status = Fail
-			c.Message = "the --flow-cli command was not found: run tools will fail with flow_not_found"
+			c.Message = "the --flow-cli command was not found: run tools, attended actions and the tutorial will fail with flow_not_found, and --authoring will not start"
 			c.Fix = "pass --flow-cli a program on PATH or an absolute path to an executable file"
 		}
 		return c

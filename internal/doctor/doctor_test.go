@@ -108,8 +108,8 @@ func TestFlowCLI(t *testing.T) {
 		{name: "older", onPath: true, version: "openadapt-flow 1.20.1", wantStatus: Warn, wantMsg: "openadapt-flow 1.20.1 found; this agent expects 1.32.0 or later"},
 		{name: "version fails", onPath: true, verErr: errors.New("exit 2"), wantStatus: Warn, wantMsg: "Flow command found, but `--version` did not report a version"},
 		{name: "no version in output", onPath: true, version: "usage: openadapt-flow", wantStatus: Warn, wantMsg: "Flow command found, but `--version` did not report a version"},
-		{name: "missing default", wantStatus: Warn, wantMsg: "openadapt-flow was not found on PATH: the read-only tools work, run tools will fail with flow_not_found"},
-		{name: "missing explicit", opts: Options{FlowCLI: "my-flow --x", FlowCLISet: true}, wantStatus: Fail, wantMsg: "the --flow-cli command was not found: run tools will fail with flow_not_found"},
+		{name: "missing default", wantStatus: Warn, wantMsg: "openadapt-flow was not found on PATH: serve still starts and its read tools work; run tools, attended actions and the tutorial will fail with flow_not_found, and --authoring will not start"},
+		{name: "missing explicit", opts: Options{FlowCLI: "my-flow --x", FlowCLISet: true}, wantStatus: Fail, wantMsg: "the --flow-cli command was not found: run tools, attended actions and the tutorial will fail with flow_not_found, and --authoring will not start"},
 		{name: "unsplittable", opts: Options{FlowCLI: `python3 "-m`, FlowCLISet: true}, wantStatus: Fail, wantMsg: "the --flow-cli value cannot be split into words (unterminated quote, trailing backslash or empty)"},
 	}
 	for _, tt := range tests {

@@ -88,8 +88,15 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 		py.Message = "not checked: --flow-cli is not a command"
 		return notChecked("no Flow Python interpreter")
 	}
-	noInterpreter := func(explicit bool) []Check {
+	noInterpreter := func(explicit, missing bool) []Check {
 		py.Status = intent
+		if missing {
+			// The program itself is absent: say so, never "could not be
+			// determined".
+			py.Message = "Flow's Python interpreter is unknown because the Flow command (" + words[0] + ") was not found: attended actions and the tutorial will fail with flow_not_found"
+			py.Fix = "install openadapt-flow so that it is on PATH, or pass --flow-cli (the Flow command) or --flow-python (the Python interpreter of a Flow install)"
+			return notChecked("openadapt-flow was not found")
+		}
 		if explicit {
 			py.Message = "the --flow-python interpreter was not found"
 			py.Fix = "pass --flow-python the Python that runs Flow: a program on PATH or an absolute path"
@@ -134,7 +141,7 @@ func HelperChecks(ctx context.Context, o HelperOptions) []Check {
 	if err != nil {
 		var se *flowhelper.StartError
 		if errors.As(err, &se) && se.Stage == flowhelper.StageInterpreter {
-			return noInterpreter(o.FlowPython != "")
+			return noInterpreter(o.FlowPython != "", o.FlowPython == "" && errors.Is(err, flowrun.ErrFlowNotFound))
 		}
 		msg := "the Flow helper could not be started"
 		if se != nil {

@@ -87,6 +87,23 @@ func TestHelperChecksWithoutInterpreter(t *testing.T) {
 	}
 }
 
+// TestHelperChecksFlowMissing: an openadapt-flow that is not installed is
+// named as missing, with the fix, never as an interpreter that "could not be
+// determined".
+func TestHelperChecksFlowMissing(t *testing.T) {
+	for _, flow := range []string{filepath.Join(t.TempDir(), "openadapt-flow"), "no-such-openadapt-flow"} {
+		m := byID(t, HelperChecks(context.Background(), HelperOptions{FlowCLI: flow, Environ: []string{"PATH=" + t.TempDir()}}))
+		c := m[IDFlowPython]
+		if c.Status != Warn || !strings.Contains(c.Message, "was not found") || strings.Contains(c.Message, "could not be determined") ||
+			!strings.Contains(c.Fix, "install openadapt-flow") || !strings.Contains(c.Fix, "--flow-python") {
+			t.Errorf("%s: flow_python %+v", flow, c)
+		}
+		if c := m[IDHelper]; c.Message != "not checked: openadapt-flow was not found" {
+			t.Errorf("%s: helper %+v", flow, c)
+		}
+	}
+}
+
 func TestHelperChecksFakeHelper(t *testing.T) {
 	py := fakehelper.Install(t)
 	deploy := filepath.Join(t.TempDir(), "deploy.yaml")

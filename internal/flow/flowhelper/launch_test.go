@@ -110,13 +110,13 @@ func TestLaunchFailures(t *testing.T) {
 		msg   string
 	}{
 		{"no Flow command", func(e *launchEnv, o *flowhelper.LaunchOptions) { o.FlowCommand = []string{"no-such-flow"} },
-			flowhelper.StageInterpreter, "the Flow Python interpreter could not be determined from no-such-flow; pass --flow-python"},
+			flowhelper.StageInterpreter, flowhelper.MsgFlowNotFound("no-such-flow")},
 		{"a shell wrapper", func(e *launchEnv, o *flowhelper.LaunchOptions) { o.FlowCommand = []string{"flow-run"} },
 			flowhelper.StageInterpreter, "the Flow Python interpreter could not be determined from flow-run; pass --flow-python"},
 		{"missing --flow-python", func(e *launchEnv, o *flowhelper.LaunchOptions) { o.FlowPython = "/no/such/python3" },
 			flowhelper.StageInterpreter, "the Flow helper could not be started with /no/such/python3"},
 		{"the child PATH, not ours", func(e *launchEnv, o *flowhelper.LaunchOptions) { o.Environ = []string{"PATH=/usr/bin:/bin"} },
-			flowhelper.StageInterpreter, "the Flow Python interpreter could not be determined from openadapt-flow; pass --flow-python"},
+			flowhelper.StageInterpreter, flowhelper.MsgFlowNotFound("openadapt-flow")},
 		{"run command version", func(e *launchEnv, o *flowhelper.LaunchOptions) {
 			o.FlowPython, o.FlowCommand, o.CheckRunVersion = e.python, []string{"flow-run"}, true
 		}, flowhelper.StageRunVersion, "the Flow helper runs openadapt-flow 1.32.0 but the run command reports 1.32.1; they must match"},

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/fsutil"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
 )
@@ -50,12 +51,22 @@ func FindPython(flowPython, flowCommand, path string) (Interpreter, error) {
 		return Interpreter{}, &StartError{Stage: StageInterpreter, Err: err,
 			Msg: "the Flow Python interpreter could not be determined from " + flowCommand + "; pass --flow-python"}
 	}
+	// The program itself missing is its own message: the fix is to install
+	// Flow, not to name an interpreter of a Flow that is not there.
+	notFound := func(err error) (Interpreter, error) {
+		name := flowCommand
+		if name == "" {
+			name = flowrun.DefaultFlowCommand
+		}
+		return Interpreter{}, &StartError{Stage: StageInterpreter, Err: fmt.Errorf("%w: %w", flowrun.ErrFlowNotFound, err),
+			Msg: MsgFlowNotFound(name)}
+	}
 	if flowCommand == "" {
-		return fail(errors.New("no Flow command"))
+		return notFound(errors.New("no Flow command"))
 	}
 	resolved, err := lookPath(flowCommand, path)
 	if err != nil {
-		return fail(err)
+		return notFound(err)
 	}
 	if runtime.GOOS == "windows" {
 		dir := filepath.Dir(resolved)
@@ -75,6 +86,12 @@ func FindPython(flowPython, flowCommand, path string) (Interpreter, error) {
 		return fail(err)
 	}
 	return in, nil
+}
+
+// MsgFlowNotFound is the message for a Flow command (its first word,
+// name) that cannot be found: it names the program and the fix.
+func MsgFlowNotFound(name string) string {
+	return name + " was not found: install openadapt-flow so that it is on PATH, or pass --flow-cli (the Flow command) or --flow-python (the Python interpreter of a Flow install)"
 }
 
 // flowCommandLimit only refuses absurd sizes: the first 256 bytes are read

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowhelper"
+	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 )
 
 // Shebang fixtures (docs/helper.md, "Finding the interpreter").
@@ -69,9 +71,19 @@ func TestFindPython(t *testing.T) {
 	if err != nil || got.Path != filepath.Join(bin, "python3") {
 		t.Errorf("native = %+v, %v", got, err)
 	}
-	// Missing command.
-	if _, err := flowhelper.FindPython("", "no-such-flow", bin); err == nil {
-		t.Error("missing command accepted")
+	// A missing command is named as missing, with the fix, never as an
+	// interpreter that could not be determined.
+	for _, cmd := range []string{"no-such-flow", filepath.Join(bin, "no-such-flow"), ""} {
+		_, err := flowhelper.FindPython("", cmd, bin)
+		var se *flowhelper.StartError
+		want := cmd
+		if cmd == "" {
+			want = "openadapt-flow"
+		}
+		if !errors.As(err, &se) || !errors.Is(err, flowrun.ErrFlowNotFound) || se.Msg != flowhelper.MsgFlowNotFound(want) ||
+			!strings.HasPrefix(se.Msg, want+" was not found: install openadapt-flow") || strings.Contains(se.Msg, "could not be determined") {
+			t.Errorf("missing command %q: %v", cmd, err)
+		}
 	}
 	// Explicit --flow-python: looked up on PATH, made absolute.
 	got, err = flowhelper.FindPython("python3.11", "ignored", bin)
