@@ -80,9 +80,16 @@
             }
             key = "";
             b.textContent = labels[a];
-          }, function () {
+          }, function (err) {
             buttons.forEach(function (x) { x.disabled = false; });
             o.clear(box);
+            if (err && err.code === -32602) {
+              // The server has no such tool: Continue and Skip need the
+              // attended live session.
+              box.appendChild(o.el("p", "", "This server does not offer " + labels[a] + "."));
+              key = "";
+              return;
+            }
             box.appendChild(o.el("p", "", "No answer arrived. Retry sends the same request, so nothing is decided twice."));
             b.textContent = "Retry " + labels[a];
           });
