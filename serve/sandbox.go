@@ -230,13 +230,15 @@ type sandboxItem struct {
 	item      attention.Item
 	runID     string
 	decisions map[string]attendedDecision
+	keys      []string // decisions' keys, oldest first
 }
 
 // Bounds of what the sandbox keeps in memory: the oldest runs and items
 // go first.
 const (
-	maxSandboxRuns  = 1024
-	maxSandboxItems = 256
+	maxSandboxRuns      = 1024 // also the idempotency keys kept
+	maxSandboxItems     = 256
+	maxSandboxDecisions = 64 // per item
 )
 
 // sandbox is the sandbox feature: the synthetic workflows, their simulated
@@ -254,6 +256,7 @@ type sandbox struct {
 	order    []string
 	items    []*sandboxItem
 	bindings map[string]sandboxBinding
+	keys     []string // bindings' keys, oldest first
 	stop     chan struct{}
 	stopOnce sync.Once
 }
@@ -419,6 +422,11 @@ func (s *sandbox) call(ctx context.Context, c *toolCall, w *workflow, flat map[s
 	if ra.idem != "" {
 		s.mu.Lock()
 		s.bindings[ra.idem] = sandboxBinding{digest: digest, runID: r.id}
+		s.keys = append(s.keys, ra.idem)
+		for len(s.keys) > maxSandboxRuns {
+			delete(s.bindings, s.keys[0])
+			s.keys = s.keys[1:]
+		}
 		s.mu.Unlock()
 	}
 	c.audit.RunID = &r.id
@@ -728,6 +736,11 @@ func (s *sandbox) decide(ctx context.Context, c *toolCall, at attendedTool, form
 	did := randomHex(16)
 	d := attendedDecision{AttentionID: id, DecisionID: &did, Action: at.action, Status: status, Message: sandboxDecisionCopy[status]}
 	it.decisions[key] = d
+	it.keys = append(it.keys, key)
+	if len(it.keys) > maxSandboxDecisions {
+		delete(it.decisions, it.keys[0])
+		it.keys = it.keys[1:]
+	}
 	if at.action == "reject" {
 		it.item.Status, it.item.DurablyPaused = "rejected", false
 	}

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -277,6 +278,12 @@ func TestSandboxListing(t *testing.T) {
 	if b := s.srv.Banner(); !strings.Contains(b, "SANDBOX") || !strings.Contains(b, "engine simulated") {
 		t.Errorf("banner %q", b)
 	}
+	if ins := s.cs.InitializeResult().Instructions; !strings.HasSuffix(ins, sandboxInstructions) {
+		t.Errorf("instructions %q", ins)
+	}
+	if s.srv.helper != nil {
+		t.Error("the simulated sandbox started the Flow helper")
+	}
 }
 
 // TestSandboxCatalogSearch: search_workflows finds sandbox workflows by
@@ -439,7 +446,7 @@ func TestSandboxStopInterrupts(t *testing.T) {
 }
 
 // TestSandboxIdempotency: the same key and inputs replay the run; other
-// inputs under the same key conflict.
+// inputs under the same key conflict; only the newest keys are kept.
 func TestSandboxIdempotency(t *testing.T) {
 	t.Parallel()
 	s, _ := sandboxSession(t, sandboxOpts(t, t.TempDir()), nil)
@@ -452,6 +459,19 @@ func TestSandboxIdempotency(t *testing.T) {
 	args["note"] = "b"
 	if f := s.call(sandboxTool(sandboxInvalid), args); errorCode(f) != "idempotency_conflict" || f["sandbox"] != true {
 		t.Errorf("conflict %v", f)
+	}
+	sb := s.srv.sandbox
+	for i := range maxSandboxRuns + 5 {
+		sb.begin(sb.cat.byName["sandbox_success"], &sandboxCases[0])
+		sb.mu.Lock()
+		sb.bindings[fmt.Sprintf("k%d", i)], sb.keys = sandboxBinding{}, append(sb.keys, fmt.Sprintf("k%d", i))
+		sb.mu.Unlock()
+	}
+	s.call(sandboxTool(sandboxSuccess), map[string]any{"idempotency_key": "sandbox-key-00000002"})
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if len(sb.live) > maxSandboxRuns || len(sb.bindings) > maxSandboxRuns || len(sb.keys) != len(sb.bindings) {
+		t.Errorf("%d runs, %d bindings, %d keys kept", len(sb.live), len(sb.bindings), len(sb.keys))
 	}
 }
 

@@ -47,6 +47,19 @@ Pass an idempotency_key and reuse it only to retry the identical call.
 Failures return an error object with a code and a recovery hint. Follow the hint; do not retry unchanged.
 This process must not be port-forwarded or served over HTTP.`
 
+// sandboxInstructions end the instructions of a sandbox server.
+const sandboxInstructions = `
+This server is a SANDBOX: its workflows are synthetic, every run result says sandbox: true with its case and engine, and a simulated result (sandbox_engine simulated) never ran anything. Never report a sandbox result as a real run or a real record change.`
+
+// instructions are this server's instructions: the fixed ones, and in the
+// sandbox the sandbox's paragraph after them.
+func (s *Server) instructions() string {
+	if s.sandbox != nil {
+		return instructions + sandboxInstructions
+	}
+	return instructions
+}
+
 // placeholderSchema stands for a tool's schemas inside the SDK; the wire
 // carries the raw bytes (toolEntry.inRaw, outRaw).
 // Both are a *jsonschema.Schema: for any other type AddTool re-marshals the
@@ -158,7 +171,7 @@ func (s *Server) buildMCP() {
 	}
 	s.authoring.register(&s.reg)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "openadapt-agent", Title: "OpenAdapt Agent", Version: s.opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
+		Instructions: s.instructions(),
 		Logger:       sdkLogger(s.stderr),
 		PageSize:     s.reg.pageSize(),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}, Resources: &mcp.ResourceCapabilities{}},
