@@ -30,7 +30,7 @@ verification, the admission ledger snapshot, Flow's Python interpreter, the
 Flow-side helper's handshake (start, hello, version pin, close), the
 deployment config (--config, read-only: no browser opens), authoring
 availability, and the agents it detects
-(Claude Code, Codex, Cursor) with the command or snippet that registers this
+(Claude Code, Codex, Cursor, Gemini CLI) with the command or snippet that registers this
 server in each. The flags and their defaults are serve's.
 
 It never prints protected data: no workflow names, recorded values or Flow

@@ -32,7 +32,7 @@ Flow, no process, no state), whose workflows show every result a real run can
 answer through the same tools; every sandbox result says sandbox: true.
 
 Register it with an MCP client, for example:
-  claude mcp add --scope user openadapt-agent -- openadapt-agent serve --bundles /ABSOLUTE/PATH/TO/bundles --allow-run
+  claude mcp add --scope user openadapt-agent -- /ABSOLUTE/PATH/TO/openadapt-agent serve --mode production --bundles /ABSOLUTE/PATH/TO/bundles
 
 A read-only server (no --allow-run) writes no state: no runs folder, no
 audit log unless --audit-log names one. The verified-digest cache lives in

@@ -64,9 +64,28 @@ var agents = []agent{
 			return homeJoin(env, ".cursor")
 		},
 		snippet: func(exe string, args []string) string {
-			doc := map[string]any{"mcpServers": map[string]any{ServerName: map[string]any{"command": exe, "args": args}}}
+			// Cursor fills ${env:NAME} from its own environment when it
+			// starts the server: the key is never stored in the file.
+			doc := map[string]any{"mcpServers": map[string]any{ServerName: map[string]any{"command": exe, "args": args,
+				"env": map[string]string{"OPENADAPT_BUNDLE_KEY": "${env:OPENADAPT_BUNDLE_KEY}"}}}}
 			b, _ := json.MarshalIndent(doc, "", "  ")
 			return "add to ~/.cursor/mcp.json (merge into an existing mcpServers object):\n" + string(b)
+		},
+	},
+	{
+		id:       "gemini-cli",
+		name:     "Gemini CLI",
+		binaries: []string{"gemini"},
+		configDir: func(env Env) string {
+			return homeJoin(env, ".gemini")
+		},
+		snippet: func(exe string, args []string) string {
+			// Gemini CLI withholds variables named like secrets from the
+			// servers it starts unless the entry names them; it expands
+			// $NAME when it starts the server, so the key is not stored.
+			// Everything after -- is the server's own arguments.
+			return "gemini mcp add --scope user " + ServerName + " " + quote(exe) + " -e " + quote("OPENADAPT_BUNDLE_KEY=$OPENADAPT_BUNDLE_KEY") +
+				" -- " + strings.Join(quoteAll(args), " ")
 		},
 	},
 }
@@ -78,12 +97,22 @@ func homeJoin(env Env, name string) string {
 	return filepath.Join(env.HomeDir, name)
 }
 
+// ExePlaceholder stands for this program's absolute path when doctor
+// knows no lasting one (a go run build, with no openadapt-agent on PATH).
+const ExePlaceholder = "/ABSOLUTE/PATH/TO/openadapt-agent"
+
 // serverCommand returns the program and arguments an agent should start:
-// serve with the folders and options doctor was given, absolute.
-func serverCommand(env Env, opts Options) (string, []string) {
-	exe := "openadapt-agent"
+// serve with the folders and options doctor was given, absolute. The
+// program is this binary's absolute path, else the absolute path of the
+// openadapt-agent on PATH, else [ExePlaceholder] (known is false): hosts
+// start servers with their own PATH and working folder, so a bare name is
+// never registered.
+func serverCommand(env Env, opts Options) (exe string, args []string, known bool) {
+	exe, known = ExePlaceholder, false
 	if e := env.Executable; e != "" && filepath.IsAbs(e) && !inTemp(env, e) {
-		exe = e
+		exe, known = e, true
+	} else if p, err := env.LookPath(ServerName); err == nil && filepath.IsAbs(p) && !inTemp(env, p) {
+		exe, known = p, true
 	}
 	bundles := "/ABSOLUTE/PATH/TO/bundles"
 	if opts.Bundles != "" {
@@ -91,7 +120,7 @@ func serverCommand(env Env, opts Options) (string, []string) {
 	}
 	// serve's default runs folder is the per-user state folder, which works
 	// from any working folder: name --runs-dir only when the operator did.
-	args := []string{"serve", "--bundles", bundles}
+	args = []string{"serve", "--bundles", bundles}
 	if opts.RunsDirSet {
 		args = append(args, "--runs-dir", absFrom(env.WorkDir, opts.RunsDir))
 	}
@@ -101,8 +130,13 @@ func serverCommand(env Env, opts Options) (string, []string) {
 	if opts.Ledger != "" {
 		args = append(args, "--ledger", absFrom(env.WorkDir, opts.Ledger))
 	}
-	return exe, args
+	return exe, args, known
 }
+
+// ModesNote follows every registration: the snippet is read-only, and the
+// modes say what to add for more (docs/mcp.md, Modes).
+const ModesNote = "this registration is read-only (list, search, get); to let the agent run workflows add --mode production after serve, " +
+	"or --mode attended for the attended decisions too (both need openadapt-flow); serve with no flags at all is the synthetic sandbox"
 
 // inTemp reports whether p is a throwaway build (go run, go test) whose path
 // would not survive.
@@ -128,10 +162,7 @@ const (
 )
 
 func checkAgents(env Env, opts Options) []Check {
-	exe, args := serverCommand(env, opts)
-	// A registration by bare name only works when the name resolves.
-	_, err := env.LookPath(exe)
-	notOnPath := !filepath.IsAbs(exe) && err != nil
+	exe, args, known := serverCommand(env, opts)
 	var out []Check
 	for _, a := range agents {
 		var found []string
@@ -153,12 +184,12 @@ func checkAgents(env Env, opts Options) []Check {
 			ID:      "agent." + a.id,
 			Status:  OK,
 			Message: a.name + " detected (" + strings.Join(found, ", ") + ")",
-			Fix:     a.snippet(exe, args),
+			Fix:     a.snippet(exe, args) + "\n" + ModesNote,
 		}
-		if notOnPath {
+		if !known {
 			c.Status = Warn
-			c.Message += ", but openadapt-agent is not on PATH, so this registration would not start the server"
-			c.Fix = InstallHint + ", then register it:\n" + c.Fix
+			c.Message += ", but this doctor is a temporary build (go run) and openadapt-agent is not on PATH, so there is no lasting program to register"
+			c.Fix = InstallHint + " (or, in a clone, go build -o openadapt-agent ./cmd/openadapt-agent), then register its absolute path:\n" + c.Fix
 		}
 		out = append(out, c)
 	}
@@ -166,8 +197,8 @@ func checkAgents(env Env, opts Options) []Check {
 		out = append(out, Check{
 			ID:      IDAgents,
 			Status:  Warn,
-			Message: "no supported agent detected (Claude Code, Codex or Cursor: no config folder, no program on PATH)",
-			Fix:     "install one of them, then run doctor again for its exact registration snippet (the README shows all three)",
+			Message: "no supported agent detected (Claude Code, Codex, Cursor or Gemini CLI: no config folder, no program on PATH)",
+			Fix:     "install one of them, then run doctor again for its exact registration snippet (the README shows all four)",
 		})
 	}
 	return out

@@ -328,7 +328,7 @@ func TestAgents(t *testing.T) {
 			ID:      "agent.claude-code",
 			Status:  OK,
 			Message: "Claude Code detected (claude on PATH)",
-			Fix:     "claude mcp add --scope user openadapt-agent -- '/opt/openadapt agent/bin/openadapt-agent' serve --bundles " + bundles + " --runs-dir /srv/runs",
+			Fix:     "claude mcp add --scope user openadapt-agent -- '/opt/openadapt agent/bin/openadapt-agent' serve --bundles " + bundles + " --runs-dir /srv/runs\n" + ModesNote,
 		}
 		if diff := cmp.Diff(want, find(t, r, "agent.claude-code")); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -354,9 +354,10 @@ func TestAgents(t *testing.T) {
 			Message: "Codex detected (config folder ~/.codex)",
 			Fix: `add to ~/.codex/config.toml (env_vars forwards the bundle key without storing it):
 [mcp_servers.openadapt-agent]
-command = "openadapt-agent"
+command = "/fake/bin/openadapt-agent"
 args = ["serve", "--bundles", "` + bundles + `", "--flow-cli", "python3 -m openadapt_flow", "--ledger", "/srv/ledger.json"]
-env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
+env_vars = ["OPENADAPT_BUNDLE_KEY"]
+` + ModesNote,
 		}
 		if diff := cmp.Diff(want, find(t, r, "agent.codex")); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -367,10 +368,12 @@ env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 		f.path["claude"] = true
 		f.exe = "/tmp/go-build1/exe/openadapt-agent"
 		c := find(t, Run(context.Background(), f.Env(), Options{}, "test"), "agent.claude-code")
-		if c.Status != Warn || !strings.HasSuffix(c.Message, "but openadapt-agent is not on PATH, so this registration would not start the server") {
+		if c.Status != Warn || !strings.HasSuffix(c.Message, "but this doctor is a temporary build (go run) and openadapt-agent is not on PATH, so there is no lasting program to register") {
 			t.Errorf("got %s %q", c.Status, c.Message)
 		}
-		if !strings.HasPrefix(c.Fix, InstallHint+", then register it:\n") || !strings.Contains(c.Fix, "\nclaude mcp add --scope user openadapt-agent -- openadapt-agent serve ") {
+		// Never the bare name: a host starts the server with its own PATH.
+		if !strings.HasPrefix(c.Fix, InstallHint+" (or, in a clone, go build -o openadapt-agent ./cmd/openadapt-agent), then register its absolute path:\n") ||
+			!strings.Contains(c.Fix, "\nclaude mcp add --scope user openadapt-agent -- /ABSOLUTE/PATH/TO/openadapt-agent serve ") {
 			t.Errorf("fix = %q", c.Fix)
 		}
 	})
@@ -386,14 +389,15 @@ env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 		if c.Message != "Cursor detected (cursor-agent on PATH, config folder ~/.cursor)" {
 			t.Errorf("message = %q", c.Message)
 		}
-		head, body, _ := strings.Cut(c.Fix, "\n")
+		head, body, _ := strings.Cut(strings.TrimSuffix(c.Fix, "\n"+ModesNote), "\n")
 		if head != "add to ~/.cursor/mcp.json (merge into an existing mcpServers object):" {
 			t.Errorf("fix head = %q", head)
 		}
 		var doc struct {
 			MCPServers map[string]struct {
-				Command string   `json:"command"`
-				Args    []string `json:"args"`
+				Command string            `json:"command"`
+				Args    []string          `json:"args"`
+				Env     map[string]string `json:"env"`
 			} `json:"mcpServers"`
 		}
 		if err := json.Unmarshal([]byte(body), &doc); err != nil {
@@ -401,13 +405,27 @@ env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 		}
 		s := doc.MCPServers["openadapt-agent"]
 		wantArgs := []string{"serve", "--bundles", "/ABSOLUTE/PATH/TO/bundles"}
-		if s.Command != "/usr/local/bin/openadapt-agent" || !cmp.Equal(s.Args, wantArgs) {
+		if s.Command != "/usr/local/bin/openadapt-agent" || !cmp.Equal(s.Args, wantArgs) ||
+			!cmp.Equal(s.Env, map[string]string{"OPENADAPT_BUNDLE_KEY": "${env:OPENADAPT_BUNDLE_KEY}"}) {
 			t.Errorf("snippet server = %+v", s)
 		}
 	})
-	t.Run("all three", func(t *testing.T) {
+	t.Run("gemini cli", func(t *testing.T) {
 		f := newFake(t)
-		f.path["claude"], f.path["codex"], f.path["cursor"] = true, true, true
+		if err := os.Mkdir(filepath.Join(f.home, ".gemini"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		f.exe = "/usr/local/bin/openadapt-agent"
+		c := find(t, Run(context.Background(), f.Env(), Options{Bundles: bundles}, "test"), "agent.gemini-cli")
+		want := Check{ID: "agent.gemini-cli", Status: OK, Message: "Gemini CLI detected (config folder ~/.gemini)",
+			Fix: "gemini mcp add --scope user openadapt-agent /usr/local/bin/openadapt-agent -e 'OPENADAPT_BUNDLE_KEY=$OPENADAPT_BUNDLE_KEY' -- serve --bundles " + bundles + "\n" + ModesNote}
+		if diff := cmp.Diff(want, c); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("all four", func(t *testing.T) {
+		f := newFake(t)
+		f.path["claude"], f.path["codex"], f.path["cursor"], f.path["gemini"] = true, true, true, true
 		r := Run(context.Background(), f.Env(), Options{}, "test")
 		var ids []string
 		for _, c := range r.Checks {
@@ -415,7 +433,7 @@ env_vars = ["OPENADAPT_BUNDLE_KEY"]`,
 				ids = append(ids, c.ID)
 			}
 		}
-		if diff := cmp.Diff([]string{"agent.claude-code", "agent.codex", "agent.cursor"}, ids); diff != "" {
+		if diff := cmp.Diff([]string{"agent.claude-code", "agent.codex", "agent.cursor", "agent.gemini-cli"}, ids); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})

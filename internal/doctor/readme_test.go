@@ -17,7 +17,7 @@ func TestREADMESnippets(t *testing.T) {
 	}
 	args := []string{"serve", "--bundles", "/ABSOLUTE/PATH/TO/bundles"}
 	for _, a := range agents {
-		s := a.snippet("openadapt-agent", args)
+		s := a.snippet(ExePlaceholder, args)
 		if head, body, ok := strings.Cut(s, "\n"); ok && strings.HasPrefix(head, "add to ") {
 			s = body
 		}
