@@ -32,6 +32,8 @@ type attentionTools struct {
 	// installed: Reject, Teach and Escalate are listed and answer
 	// flow_not_found.
 	flowMissing bool
+	// instance is the server's instance id: queue cursors are bound to it.
+	instance string
 
 	operatorWarned sync.Once
 }
@@ -44,22 +46,32 @@ func (t *attentionTools) actions() bool {
 // register adds the two Needs Attention tools, then the attended actions.
 func (t *attentionTools) register(reg *registry) {
 	reg.add(toolDef{name: toolListAttention, title: "List Needs Attention",
-		desc:  "Lists PHI-safe local halt cards and their exact currently allowed attended actions. Names, observed text, parameters, reports and paths are never returned.",
-		input: inputEmpty, success: queueSchema}, t.listAttention)
+		desc:  "Lists PHI-safe local halt cards, newest first and a page at a time (limit, then next_cursor), and their exact currently allowed attended actions. Names, observed text, parameters, reports and paths are never returned.",
+		input: inputListAttention, success: queueSchema}, t.listAttention)
 	reg.add(toolDef{name: toolGetAttention, title: "Get Needs Attention item",
 		desc:  "Reloads one Needs Attention card by opaque id before an operator decision. Use the newly returned capability digest; stale digests are refused.",
 		input: inputGetAttention, success: attentionSchema, precheck: attentionIDNotFound}, t.getAttention)
 	t.registerActions(reg)
 }
 
-func (t *attentionTools) listAttention(context.Context, *toolCall) (any, *failure) {
+func (t *attentionTools) listAttention(_ context.Context, c *toolCall) (any, *failure) {
+	binding := attentionBinding(t.instance)
+	var after *attentionKey
+	if s, ok := c.args["cursor"].(string); ok {
+		k, ok := decodeAttentionCursor(s, binding)
+		if !ok {
+			return nil, badCursor(toolListAttention)
+		}
+		after = &k
+	}
 	items := t.items()
 	if items == nil {
 		items = []attention.Item{}
 	}
+	page, next := attentionPage(items, after, pageLimit(c.args), binding)
 	// The wrapper fields follow the helper's liveness.
 	enabled := t.opts.AllowAttendedActions && t.helper.alive() || t.sandbox != nil
-	return attentionQueue{OpenCount: len(items), ActionsEnabled: enabled, LiveActionsReady: enabled && t.live, Items: items}, nil
+	return attentionQueue{OpenCount: len(items), ActionsEnabled: enabled, LiveActionsReady: enabled && t.live, Items: page, NextCursor: next}, nil
 }
 
 // attentionIDNotFound makes a malformed id string one more "not found"

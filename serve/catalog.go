@@ -1,12 +1,15 @@
 package serve
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/cards"
@@ -113,6 +116,9 @@ type catalog struct {
 	workflows []*workflow // discovery order
 	byID      map[string]*workflow
 	byName    map[string]*workflow // by card name
+
+	digestOnce sync.Once
+	digest     string // listingDigest
 }
 
 func newCatalog(ws []*workflow) *catalog {
@@ -198,20 +204,55 @@ func normalizeQuery(q string) []string {
 	return f
 }
 
+// Paging (docs/mcp.md "Paging"): list_workflows and search_workflows take
+// an offset cursor bound to the query and to the listing; the attention
+// queue a keyset cursor (paging.go).
+
+// Page sizes of every paged tool.
+const (
+	defaultPageLimit = 50
+	maxPageLimit     = 500
+)
+
 type cursorPayload struct {
 	Offset  int    `json:"offset"`
 	Binding string `json:"query_binding"`
 }
 
-func queryBinding(terms []string, availableOnly bool) string {
+// listingDigest is a digest of the workflow set in discovery order (ids and
+// availability, both already on the wire), computed once: a cursor carries
+// it inside its binding, so one from a server with another set of
+// workflows, or from before the set changed, is refused.
+func (c *catalog) listingDigest() string {
+	c.digestOnce.Do(func() {
+		h := sha256.New()
+		for _, w := range c.workflows {
+			h.Write([]byte(w.id))
+			if w.available {
+				h.Write([]byte{1})
+			} else {
+				h.Write([]byte{0})
+			}
+		}
+		c.digest = hex.EncodeToString(h.Sum(nil))
+	})
+	return c.digest
+}
+
+// queryBinding binds a cursor to its tool, its query (the normalized terms
+// and available_only) and the listing: the first 16 hex digits of a
+// SHA-256 over them.
+func queryBinding(tool string, terms []string, availableOnly bool, listing string) string {
 	if terms == nil {
 		terms = []string{}
 	}
 	h := sha256.New()
 	b, _ := json.Marshal(struct {
-		T []string `json:"t"`
-		A bool     `json:"a"`
-	}{terms, availableOnly})
+		Tool    string   `json:"tool"`
+		T       []string `json:"t"`
+		A       bool     `json:"a"`
+		Listing string   `json:"listing"`
+	}{tool, terms, availableOnly, listing})
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -221,15 +262,31 @@ func encodeCursor(offset int, binding string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeCursor returns the offset of a cursor bound to binding, or ok false.
-func decodeCursor(s, binding string) (int, bool) {
+// decodeCursor returns the offset of a cursor bound to binding, or ok false
+// for anything else: not base64url JSON of exactly the cursor's fields,
+// another binding, or an offset this listing never hands out (the next
+// page of a listing of total items starts inside it).
+func decodeCursor(s, binding string, total int) (int, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return 0, false
 	}
 	var p cursorPayload
-	if err := json.Unmarshal(b, &p); err != nil || p.Binding != binding || p.Offset < 0 {
+	if err := strictUnmarshal(b, &p); err != nil || p.Binding != binding || p.Offset <= 0 || p.Offset >= total {
 		return 0, false
 	}
 	return p.Offset, true
+}
+
+// strictUnmarshal decodes exactly one JSON value with only v's fields.
+func strictUnmarshal(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data")
+	}
+	return nil
 }

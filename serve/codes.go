@@ -136,7 +136,7 @@ var copyFor = map[Code]codeCopy{
 	},
 	CodeResultTooLarge: {
 		"The result would exceed the 4 MiB frame limit.",
-		"Use --tool-mode catalog paging or a narrower query.",
+		"Call the listing again with a smaller limit and follow next_cursor page by page, or narrow the query; for a single item too large to return, ask the operator to inspect it on this computer.",
 	},
 	CodeInternalError: {
 		"The server hit an unexpected internal failure. Nothing was executed.",
@@ -222,6 +222,9 @@ func messageText(k runstore.MessageKey) string {
 // Fixed notes and other messages.
 const (
 	noteRunToolsDisabled = "Run tools are disabled unless the operator started the server with --allow-run."
+	// noteCatalogAdvised: list_workflows above CatalogModeAdvisedAbove
+	// workflows.
+	noteCatalogAdvised = "This server serves more workflows than per-workflow tool mode suits (a tool per workflow); ask the operator to restart it with --tool-mode catalog, which serves them through search_workflows and run_workflow."
 
 	msgRunning       = "The governed run is still in progress. Call get_run_report with this run_id and wait_ms for its outcome; do not start it again."
 	msgProgress      = "Governed run in progress."

@@ -135,9 +135,11 @@ type listingHead struct {
 
 type workflowList struct {
 	listingHead
-	Workflows []workflowEntry        `json:"workflows"`
-	Note      *string                `json:"note"`
-	Protected *listingProtectedBlock `json:"protected,omitempty"`
+	TotalMatches int                    `json:"total_matches"`
+	Workflows    []workflowEntry        `json:"workflows"`
+	NextCursor   *string                `json:"next_cursor"`
+	Note         *string                `json:"note"`
+	Protected    *listingProtectedBlock `json:"protected,omitempty"`
 }
 
 type workflowSearch struct {
@@ -264,6 +266,7 @@ type attentionQueue struct {
 	ActionsEnabled   bool             `json:"actions_enabled"`
 	LiveActionsReady bool             `json:"live_actions_ready"`
 	Items            []attention.Item `json:"items"`
+	NextCursor       *string          `json:"next_cursor"`
 }
 
 // frozenOutcome is r's frozen outcome, nil while it runs.

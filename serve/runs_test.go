@@ -440,13 +440,13 @@ func TestCatalogMode(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 	page := s.call("search_workflows", map[string]any{})
-	if page["total_matches"] != 46.0 || len(page["workflows"].([]any)) != 20 || page["next_cursor"] == nil {
+	if page["total_matches"] != 46.0 || len(page["workflows"].([]any)) != 46 || page["next_cursor"] != nil {
 		t.Fatalf("%v", page["total_matches"])
 	}
 	var all []any
 	cursor := ""
 	for {
-		args := map[string]any{"limit": 50, "available_only": true}
+		args := map[string]any{"limit": 10, "available_only": true}
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
@@ -483,7 +483,7 @@ func TestCatalogMode(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	var broken string
-	for _, x := range s.call("search_workflows", map[string]any{"query": "", "limit": 50, "cursor": encodeCursor(40, queryBinding(nil, false))})["workflows"].([]any) {
+	for _, x := range s.call("search_workflows", map[string]any{"query": "", "limit": 500})["workflows"].([]any) {
 		if x.(map[string]any)["available"] == false {
 			broken = x.(map[string]any)["id"].(string)
 		}
@@ -611,8 +611,28 @@ func TestResultTooLarge(t *testing.T) {
 	o := e.opts()
 	o.AllowProtectedExport = true
 	s := start(t, o)
-	if r := s.call("list_workflows", nil); errorCode(r) != "result_too_large" {
+	r := s.call("list_workflows", nil)
+	if errorCode(r) != "result_too_large" {
 		t.Fatalf("%.200v", r)
+	}
+	// The hint names a remedy that exists: a smaller page goes through.
+	if rec := r["error"].(map[string]any)["recovery"].(string); !strings.Contains(rec, "smaller limit") || !strings.Contains(rec, "next_cursor") {
+		t.Fatalf("recovery %q", rec)
+	}
+	var pages int
+	for args := map[string]any{"limit": 1}; ; pages++ {
+		p := s.call("list_workflows", args)
+		if errorCode(p) != "" || len(p["workflows"].([]any)) != 1 {
+			t.Fatalf("page %d: %.200v", pages, p)
+		}
+		c, ok := p["next_cursor"].(string)
+		if !ok {
+			break
+		}
+		args["cursor"] = c
+	}
+	if pages != 2 {
+		t.Fatalf("%d pages after the first", pages)
 	}
 	for _, l := range strings.Split(s.out(), "\n") {
 		if len(l) > stdio.MaxFrameBytes {

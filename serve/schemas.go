@@ -168,13 +168,15 @@ func listWorkflowsSchema(export bool) string {
   "protected_export_enabled":{"type":"boolean"},
   "synthetic_recorded_defaults_enabled":{"type":"boolean"},
   "admission_gate":{"enum":["off","standard","regulated"]},
+  "total_matches":{"type":"integer","minimum":0},
   "workflows":{"type":"array","items":` + workflowSchema(export) + `},
+  "next_cursor":{"type":["string","null"]},
   "note":{"type":["string","null"]}`
 	if export {
 		s += "," + listingProtected
 	}
 	return s + `},
- "required":["schema_version","run_tools_enabled","protected_export_enabled","synthetic_recorded_defaults_enabled","admission_gate","workflows","note"],
+ "required":["schema_version","run_tools_enabled","protected_export_enabled","synthetic_recorded_defaults_enabled","admission_gate","total_matches","workflows","next_cursor","note"],
  "additionalProperties":false}`
 }
 
@@ -240,8 +242,9 @@ const queueSchema = `{"type":"object","properties":{
   "open_count":{"type":"integer","minimum":0},
   "actions_enabled":{"type":"boolean"},
   "live_actions_ready":{"type":"boolean"},
-  "items":{"type":"array","items":` + attentionSchema + `}},
- "required":["open_count","actions_enabled","live_actions_ready","items"],"additionalProperties":false}`
+  "items":{"type":"array","items":` + attentionSchema + `},
+  "next_cursor":{"type":["string","null"]}},
+ "required":["open_count","actions_enabled","live_actions_ready","items","next_cursor"],"additionalProperties":false}`
 
 const summarySchema = `{"type":"object","properties":{
   "steps_total":{"type":"integer","minimum":0},"steps_ok":{"type":"integer","minimum":0},
@@ -297,7 +300,6 @@ func runReportSchema(export bool) string {
 
 // Input schemas.
 var (
-	inputEmpty        = compact(`{"type":"object","properties":{},"additionalProperties":false}`)
 	inputGetWorkflow  = compact(`{"type":"object","properties":{"workflow":{"type":"string","description":"Opaque id from list_workflows or search_workflows, or the workflow's card name."}},"required":["workflow"],"additionalProperties":false}`)
 	inputGetRunReport = compact(`{"type":"object","properties":{
   "run_id":{"type":"string","pattern":"^run-[0-9a-f]{24}$","description":"run_id returned by a run tool."},
@@ -307,14 +309,23 @@ var (
 	inputSearchWorkflow = compact(`{"type":"object","properties":{
   "query":{"type":"string","maxLength":200,"description":"Case-insensitive terms matched against workflow ids, parameter names, operator labels and descriptions, and workflow card text. Omit to list all."},
   "available_only":{"type":"boolean","description":"Only workflows that loaded safely."},
-  "limit":{"type":"integer","minimum":1,"maximum":50,"description":"Page size, default 20."},
+  "limit":` + limitPropSchema + `,
   "cursor":{"type":"string","maxLength":512,"description":"next_cursor from the previous page of the same query."}},
+ "additionalProperties":false}`)
+	inputListWorkflows = compact(`{"type":"object","properties":{
+  "limit":` + limitPropSchema + `,
+  "cursor":{"type":"string","maxLength":512,"description":"next_cursor from the previous page."}},
+ "additionalProperties":false}`)
+	inputListAttention = compact(`{"type":"object","properties":{
+  "limit":` + limitPropSchema + `,
+  "cursor":{"type":"string","maxLength":512,"description":"next_cursor from the previous page: the next page starts after the last item that page returned, however the queue changed since."}},
  "additionalProperties":false}`)
 )
 
 const (
-	urlPropSchema  = `{"type":"string","description":"Optional target application URL (http or https). Accepted only because the operator started this server with --allow-url-override."}`
-	idemPropSchema = `{"type":"string","minLength":16,"maxLength":200,"pattern":"^[A-Za-z0-9._:-]{16,200}$","description":"Optional retry key. Reuse it only to retry this exact call; the retry returns the original run and starts nothing new. Never put personal data in it."}`
+	limitPropSchema = `{"type":"integer","minimum":1,"maximum":500,"description":"Page size, default 50."}`
+	urlPropSchema   = `{"type":"string","description":"Optional target application URL (http or https). Accepted only because the operator started this server with --allow-url-override."}`
+	idemPropSchema  = `{"type":"string","minLength":16,"maxLength":200,"pattern":"^[A-Za-z0-9._:-]{16,200}$","description":"Optional retry key. Reuse it only to retry this exact call; the retry returns the original run and starts nothing new. Never put personal data in it."}`
 )
 
 // runToolInput builds the per-workflow run schema: declared parameters

@@ -212,7 +212,7 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		bindings: bindings, tutorial: s.tutorial,
 		manager: newRunManager(s.state, s.audit, log, s.instance, opts.AllowProtectedExport, opts.Timeout)}
 	s.attention = &attentionTools{opts: &s.opts, runsDir: prep.runsDir, helper: s.helper, live: live, cat: cat, confirm: confirm, stderr: stderr, sandbox: s.sandbox,
-		flowMissing: s.missing != nil && s.missing.attended}
+		flowMissing: s.missing != nil && s.missing.attended, instance: s.instance}
 	if s.sandbox != nil {
 		s.sandbox.cat, s.sandbox.runs = cat, s.runs
 	}
@@ -283,10 +283,8 @@ func (s *Server) Banner() string {
 	if s.prep.noState {
 		b.WriteString("the run state could not be read (no per-user folder, or an unreadable runs directory); get_run_report and the Needs Attention tools find nothing; pass a readable --runs-dir\n")
 	}
-	if s.opts.AllowRun && s.opts.ToolMode == "per-workflow" {
-		if n := s.reg.runTools(); n > 100 {
-			fmt.Fprintf(&b, "%d run tools registered; consider --tool-mode catalog\n", n)
-		}
+	if n := len(s.catalog.cat.workflows); s.opts.ToolMode == "per-workflow" && n > CatalogModeAdvisedAbove {
+		fmt.Fprintf(&b, "%d workflows are more than per-workflow tool mode suits (%d): serve them with --tool-mode catalog\n", n, CatalogModeAdvisedAbove)
 	}
 	return b.String()
 }

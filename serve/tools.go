@@ -186,17 +186,6 @@ func (s *Server) buildMCP() {
 	s.mcp.AddReceivingMiddleware(s.receive)
 }
 
-// runTools counts the registered run tools.
-func (r *registry) runTools() int {
-	n := 0
-	for _, e := range r.list {
-		if e.run {
-			n++
-		}
-	}
-	return n
-}
-
 // add registers d with handler h wrapped in the tool middleware
 // (dispatch.go). A name registered twice is a programming error.
 func (r *registry) add(d toolDef, h toolHandler) {

@@ -10,6 +10,12 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 )
 
+// CatalogModeAdvisedAbove is the number of workflows above which
+// per-workflow tool mode is the wrong one: the banner, doctor and
+// list_workflows advise --tool-mode catalog (BENCHMARKS.md has the
+// tools/list figures behind it).
+const CatalogModeAdvisedAbove = 300
+
 // catalogTools are the workflow tools (docs/mcp.md "Read tools"):
 // list_workflows (per-workflow mode) or search_workflows (catalog mode),
 // and get_workflow with its certification.
@@ -30,65 +36,96 @@ func (t *catalogTools) register(reg *registry) {
 			input: inputSearchWorkflow, success: searchWorkflowsSchema(export)}, t.searchWorkflows)
 	} else {
 		reg.add(toolDef{name: toolListWorkflows, title: "List workflows",
-			desc:  "Lists the workflows served here by opaque id, with parameter names and types, step count, availability, whether run tools are enabled, and the operator's workflow card text (name, purpose, what done means, input descriptions) where there is one. Demonstration labels, values, intents, paths and load errors stay local by default.",
-			input: inputEmpty, success: listWorkflowsSchema(export)}, t.listWorkflows)
+			desc:  "Lists the workflows served here, a page at a time (limit, then next_cursor), by opaque id, with parameter names and types, step count, availability, whether run tools are enabled, and the operator's workflow card text (name, purpose, what done means, input descriptions) where there is one. Demonstration labels, values, intents, paths and load errors stay local by default.",
+			input: inputListWorkflows, success: listWorkflowsSchema(export)}, t.listWorkflows)
 	}
 	reg.add(toolDef{name: toolGetWorkflow, title: "Get workflow",
 		desc:  "Returns PHI-safe structural metadata and the certification result for one workflow, by opaque id or card name. Recorded values, intents, names, paths and exception text stay local by default.",
 		input: inputGetWorkflow, success: getWorkflowSchema(export)}, t.getWorkflow)
 }
 
-func (t *catalogTools) listWorkflows(context.Context, *toolCall) (any, *failure) {
-	out := workflowList{
-		listingHead: t.head(),
-		Workflows:   make([]workflowEntry, 0, len(t.cat.workflows)),
-		Note:        t.note(),
-		Protected:   t.protectedListing(),
+func (t *catalogTools) listWorkflows(_ context.Context, c *toolCall) (any, *failure) {
+	p, f := t.page(c.args, toolListWorkflows, t.cat.workflows, queryBinding(toolListWorkflows, nil, false, t.cat.listingDigest()))
+	if f != nil {
+		return nil, f
 	}
-	for _, w := range t.cat.workflows {
-		out.Workflows = append(out.Workflows, t.project(w))
-	}
-	return out, nil
+	return workflowList{
+		listingHead:  t.head(),
+		TotalMatches: p.total,
+		Workflows:    p.entries,
+		NextCursor:   p.next,
+		Note:         t.listNote(),
+		Protected:    t.protectedListing(),
+	}, nil
 }
 
 func (t *catalogTools) searchWorkflows(_ context.Context, c *toolCall) (any, *failure) {
-	args := c.args
-	q, _ := args["query"].(string)
-	availOnly, _ := args["available_only"].(bool)
-	limit := 20
-	if v, ok := args["limit"].(float64); ok {
-		limit = int(v)
-	}
+	q, _ := c.args["query"].(string)
+	availOnly, _ := c.args["available_only"].(bool)
 	terms := normalizeQuery(q)
-	binding := queryBinding(terms, availOnly)
+	matches := t.cat.search(terms, availOnly, t.opts.AllowProtectedExport, t.labels)
+	p, f := t.page(c.args, toolSearchWorkflows, matches, queryBinding(toolSearchWorkflows, terms, availOnly, t.cat.listingDigest()))
+	if f != nil {
+		return nil, f
+	}
+	return workflowSearch{
+		listingHead:  t.head(),
+		TotalMatches: p.total,
+		Workflows:    p.entries,
+		NextCursor:   p.next,
+		Note:         t.note(),
+		Protected:    t.protectedListing(),
+	}, nil
+}
+
+// workflowPage is one page of a workflow listing.
+type workflowPage struct {
+	entries []workflowEntry
+	total   int
+	next    *string
+}
+
+// page cuts the page the arguments ask for (limit, cursor) out of matches,
+// every workflow of the listing in discovery order. A cursor that is not
+// this listing's (binding) is invalid_arguments (docs/mcp.md "Paging").
+func (t *catalogTools) page(args map[string]any, tool string, matches []*workflow, binding string) (workflowPage, *failure) {
+	limit := pageLimit(args)
 	offset := 0
-	if c, ok := args["cursor"].(string); ok {
-		o, ok := decodeCursor(c, binding)
+	if s, ok := args["cursor"].(string); ok {
+		o, ok := decodeCursor(s, binding, len(matches))
 		if !ok {
-			return nil, fail(CodeInvalidArguments)
+			return workflowPage{}, badCursor(tool)
 		}
 		offset = o
 	}
-	matches := t.cat.search(terms, availOnly, t.opts.AllowProtectedExport, t.labels)
-	out := workflowSearch{
-		listingHead:  t.head(),
-		TotalMatches: len(matches),
-		Workflows:    []workflowEntry{},
-		Note:         t.note(),
-		Protected:    t.protectedListing(),
-	}
-	if offset > len(matches) {
-		offset = len(matches)
-	}
 	end := min(offset+limit, len(matches))
+	p := workflowPage{entries: make([]workflowEntry, 0, end-offset), total: len(matches)}
 	for _, w := range matches[offset:end] {
-		out.Workflows = append(out.Workflows, t.project(w))
+		p.entries = append(p.entries, t.project(w))
 	}
 	if end < len(matches) {
 		next := encodeCursor(end, binding)
-		out.NextCursor = &next
+		p.next = &next
 	}
-	return out, nil
+	return p, nil
+}
+
+// pageLimit is the limit argument (the input schema bounds it), or the
+// default page size.
+func pageLimit(args map[string]any) int {
+	if v, ok := args["limit"].(float64); ok && v >= 1 {
+		return min(int(v), maxPageLimit)
+	}
+	return defaultPageLimit
+}
+
+// badCursor is invalid_arguments for a cursor the listing did not hand out:
+// malformed, from another query, tool, listing or server, or stale.
+func badCursor(tool string) *failure {
+	f := fail(CodeInvalidArguments)
+	f.Error.Message = "The cursor is not a next_cursor this server handed out for this listing: it is malformed, from another query or listing, or stale."
+	f.Error.Recovery = "Call " + tool + " again without a cursor to start from the first page (with the same query), then pass each page's next_cursor unchanged."
+	return f
 }
 
 func (t *catalogTools) getWorkflow(ctx context.Context, c *toolCall) (any, *failure) {
@@ -176,6 +213,21 @@ func (t *catalogTools) protectedListing() *listingProtectedBlock {
 	}
 	// Several roots: joined with the OS path-list separator, in order.
 	return &listingProtectedBlock{BundlesDir: strings.Join(t.opts.roots(), string(filepath.ListSeparator))}
+}
+
+// listNote is list_workflows' note: the run tools note, then, above
+// catalogAdvisedAbove workflows, the advice to serve them in catalog mode.
+func (t *catalogTools) listNote() *string {
+	n := t.note()
+	if len(t.cat.workflows) <= CatalogModeAdvisedAbove {
+		return n
+	}
+	if n == nil {
+		s := noteCatalogAdvised
+		return &s
+	}
+	s := *n + " " + noteCatalogAdvised
+	return &s
 }
 
 func (t *catalogTools) note() *string {
