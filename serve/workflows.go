@@ -14,7 +14,7 @@ import (
 // per-workflow tool mode is the wrong one: the banner, doctor and
 // list_workflows advise --tool-mode catalog (BENCHMARKS.md has the
 // tools/list figures behind it).
-const CatalogModeAdvisedAbove = 300
+const CatalogModeAdvisedAbove = 200
 
 // catalogTools are the workflow tools (docs/mcp.md "Read tools"):
 // list_workflows (per-workflow mode) or search_workflows (catalog mode),

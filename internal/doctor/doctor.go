@@ -30,6 +30,7 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
+	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 
 // MediaType identifies the `doctor --json` document.
@@ -382,6 +383,17 @@ func checkBundles(ctx context.Context, env Env, opts Options) ([]*bundle.Bundle,
 		c.Fix = "legacy bundles have no manifest and load without verification: compile them again with openadapt-flow"
 	default:
 		c.Status = OK
+	}
+	if len(bs) > serve.CatalogModeAdvisedAbove {
+		// serve's default per-workflow mode lists a tool per workflow.
+		c.Message += fmt.Sprintf("; more than %d workflows: serve them with --tool-mode catalog", serve.CatalogModeAdvisedAbove)
+		fix := fmt.Sprintf("more than %d workflows: add --tool-mode catalog to serve (one search tool and one run tool instead of a tool per workflow)", serve.CatalogModeAdvisedAbove)
+		if c.Status == OK {
+			c.Status = Warn
+			c.Fix = fix
+		} else {
+			c.Fix += "\n" + fix
+		}
 	}
 	return bs, c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
+	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 
 // vectors is the Flow vector folder, absolute because [Run] resolves
@@ -570,5 +572,31 @@ func TestNoProtectedData(t *testing.T) {
 				t.Errorf("%s: the report contains the bundle key", root)
 			}
 		})
+	}
+}
+
+// TestBundlesAdviseCatalogMode: above serve's threshold the bundles check
+// warns, once, that this many workflows want --tool-mode catalog; at the
+// threshold it stays ok.
+func TestBundlesAdviseCatalogMode(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	src := os.DirFS(vectors + "/plain/encounter-loop")
+	for i := range serve.CatalogModeAdvisedAbove + 1 {
+		if err := os.CopyFS(filepath.Join(root, fmt.Sprintf("b%04d", i)), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFake(t)
+	c := find(t, Run(context.Background(), f.Env(), Options{Bundles: root}, "test"), IDBundles)
+	if c.Status != Warn || strings.Count(c.Message+c.Fix, "--tool-mode catalog") != 2 || !strings.Contains(c.Fix, "add --tool-mode catalog to serve") {
+		t.Fatalf("above the threshold: %s %q %q", c.Status, c.Message, c.Fix)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "b0000")); err != nil {
+		t.Fatal(err)
+	}
+	c = find(t, Run(context.Background(), f.Env(), Options{Bundles: root}, "test"), IDBundles)
+	if c.Status != OK || strings.Contains(c.Message, "catalog") {
+		t.Fatalf("at the threshold: %s %q", c.Status, c.Message)
 	}
 }
