@@ -6,15 +6,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/OpenAdaptAI/openadapt-agent/internal/doctor"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/labels"
 )
 
 // CatalogModeAdvisedAbove is the number of workflows above which
-// per-workflow tool mode is the wrong one: the banner, doctor and
-// list_workflows advise --tool-mode catalog (BENCHMARKS.md has the
-// tools/list figures behind it).
-const CatalogModeAdvisedAbove = 200
+// per-workflow tool mode is the wrong one: the banner and list_workflows
+// advise --tool-mode catalog, as doctor's bundles check does (the number
+// lives there, below serve; BENCHMARKS.md has the tools/list figures behind
+// it).
+const CatalogModeAdvisedAbove = doctor.CatalogModeAdvisedAbove
 
 // catalogTools are the workflow tools (docs/mcp.md "Read tools"):
 // list_workflows (per-workflow mode) or search_workflows (catalog mode),

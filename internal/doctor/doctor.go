@@ -30,7 +30,6 @@ import (
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/flow/flowrun"
 	"github.com/OpenAdaptAI/openadapt-agent/internal/util/lazyre"
-	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 
 // MediaType identifies the `doctor --json` document.
@@ -150,6 +149,12 @@ type Options struct {
 	URL    string
 	Headed bool
 }
+
+// CatalogModeAdvisedAbove is the number of workflows above which serve's
+// default per-workflow tool mode (a run tool per workflow in tools/list) is
+// the wrong one and --tool-mode catalog the right one; serve's banner and
+// list_workflows use it too (BENCHMARKS.md has the figures behind it).
+const CatalogModeAdvisedAbove = 200
 
 // errFlowVersion: the Flow command ran but did not exit 0.
 var errFlowVersion = errors.New("flow --version did not succeed")
@@ -384,10 +389,10 @@ func checkBundles(ctx context.Context, env Env, opts Options) ([]*bundle.Bundle,
 	default:
 		c.Status = OK
 	}
-	if len(bs) > serve.CatalogModeAdvisedAbove {
+	if len(bs) > CatalogModeAdvisedAbove {
 		// serve's default per-workflow mode lists a tool per workflow.
-		c.Message += fmt.Sprintf("; more than %d workflows: serve them with --tool-mode catalog", serve.CatalogModeAdvisedAbove)
-		fix := fmt.Sprintf("more than %d workflows: add --tool-mode catalog to serve (one search tool and one run tool instead of a tool per workflow)", serve.CatalogModeAdvisedAbove)
+		c.Message += fmt.Sprintf("; more than %d workflows: serve them with --tool-mode catalog", CatalogModeAdvisedAbove)
+		fix := fmt.Sprintf("more than %d workflows: add --tool-mode catalog to serve (one search tool and one run tool instead of a tool per workflow)", CatalogModeAdvisedAbove)
 		if c.Status == OK {
 			c.Status = Warn
 			c.Fix = fix

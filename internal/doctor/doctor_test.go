@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/OpenAdaptAI/openadapt-agent/bundle"
-	"github.com/OpenAdaptAI/openadapt-agent/serve"
 )
 
 // vectors is the Flow vector folder, absolute because [Run] resolves
@@ -582,7 +581,7 @@ func TestBundlesAdviseCatalogMode(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	src := os.DirFS(vectors + "/plain/encounter-loop")
-	for i := range serve.CatalogModeAdvisedAbove + 1 {
+	for i := range CatalogModeAdvisedAbove + 1 {
 		if err := os.CopyFS(filepath.Join(root, fmt.Sprintf("b%04d", i)), src); err != nil {
 			t.Fatal(err)
 		}
