@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The MCP Apps cards in a real browser (docs/mcp.md "MCP Apps"): headless
 # Chromium renders each card through a host page (test/apps/cards.mjs)
-# bridged to a real `openadapt-agent serve` over stdio, with the fake Flow
+# bridged to a real `openadapt-agent serve` over stdio: with the fake Flow
 # (internal/testing/fakeflow) and the fake Flow helper
-# (internal/testing/fakehelper). It checks each card state's fields, that
+# (internal/testing/fakehelper), and as the sandbox (serve with no flags,
+# every simulated case). It checks each card state's fields, that
 # planted secrets (bundle data, tool arguments, Flow output) never reach the
 # DOM, that no request leaves the page and the CSP blocks nothing the card
 # needs, and that a click on Escalate makes exactly one call of the app-only
@@ -76,6 +77,17 @@ cfg = {
         run("timeout", extra_args=["--timeout", "1"], mode="hang"),
         run("running then done", extra_args=["--run-wait", "1"], final="success", report="legacy-success", sleep="3s"),
     ],
+    # serve with no flags: the simulated sandbox, one workflow per case.
+    "sandbox": {"args": ["--audit-log", "off"], "env": {}, "cases": [
+        {"name": "success", "args": {}},
+        {"name": "halt", "args": {}, "shot": "apps-sandbox-halt.png"},
+        {"name": "refused", "args": {}},
+        {"name": "invalid_inputs", "args": {"visit_date": "2026-02-30", "priority": "routine", "note": arg_secret}},
+        {"name": "timeout", "args": {}},
+        {"name": "interrupted", "args": {}},
+        {"name": "long_run", "args": {}, "final": "success"},
+        {"name": "unsigned_production_success", "args": {}},
+    ]},
     "attention": {
         "args": ["--bundles", f"{tmp}/att/bundles", "--allow-attended-actions", "--runs-dir", f"{tmp}/att/runs",
                  "--flow-python", f"{tmp}/helper/python3", "--audit-log", "off"],

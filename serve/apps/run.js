@@ -19,6 +19,9 @@
       main.appendChild(line);
       main.appendChild(o.el("p", "", o.str(sc.message)));
     }
+    if (sc.sandbox === true) {
+      main.appendChild(o.el("p", "muted", "Sandbox: simulated by this server; nothing ran."));
+    }
     var dl = o.el("dl");
     o.field(dl, "Record changed", o.str(sc.record_changed));
     o.field(dl, "Safe to retry", o.yesNo(sc.safe_to_retry));

@@ -183,7 +183,7 @@ for (const st of cfg.runStates) {
       await frame.waitForFunction((want) => { const b = document.querySelector("#card .badge"); return b && b.textContent === want; }, st.final, { timeout: 20000 });
     }
     const t = await text(frame);
-    const shown = st.final || sc.status;
+    const shown = st.final || sc.status || (sc.error && sc.error.code);
     ok(t.includes(shown), `run ${st.name}: status ${shown} not shown: ${t}`);
     if (!st.final) {
       for (const k of ["record_changed", "next_step", "proof"]) {
@@ -273,6 +273,59 @@ for (const st of cfg.runStates) {
     ok(problems.length === 0, `decision: console errors: ${problems.join(" | ")}`);
     await context.close();
     console.log(`ok: attention card: escalate decided (${d1 && d1[1]}), retry replayed (${d2 && d2[1]})`);
+  } finally {
+    await server.close();
+  }
+}
+
+// 3. The sandbox (serve with no flags): every case's run card, and a
+// decision from the halt's attention card.
+if (cfg.sandbox) {
+  const server = await new Server(cfg.sandbox.args, cfg.sandbox.env).init();
+  try {
+    const list = await server.request("tools/call", { name: "list_workflows", arguments: {} });
+    const ids = Object.fromEntries(list.structuredContent.workflows.map((w) => [w.name, w.id]));
+    for (const c of cfg.sandbox.cases) {
+      const tool = "run_" + ids["sandbox_" + c.name];
+      const result = await server.request("tools/call", { name: tool, arguments: c.args });
+      const sc = result.structuredContent;
+      const html = await server.card(tool);
+      const { context, page, frame, problems } = await open(server, html, c.args, result, c.view);
+      if (c.final) {
+        ok(sc.status === "running", `sandbox ${c.name}: the call answered ${sc.status}, not running`);
+        await frame.waitForFunction((want) => { const b = document.querySelector("#card .badge"); return b && b.textContent === want; }, c.final, { timeout: 20000 });
+        ok(server.calls.some((x) => x.name === "get_run_report" && x.arguments.wait_ms > 0), `sandbox ${c.name}: no live long-poll`);
+      }
+      const t = await text(frame);
+      const shown = c.final || sc.status || (sc.error && sc.error.code);
+      ok(shown && t.includes(shown), `sandbox ${c.name}: ${shown} not shown: ${t}`);
+      ok(t.includes("Sandbox: simulated by this server"), `sandbox ${c.name}: not marked as the sandbox`);
+      if (!c.final) {
+        for (const k of ["record_changed", "next_step", "proof"]) {
+          if (sc[k] !== undefined) ok(t.includes(String(sc[k]).replace(/_/g, " ")), `sandbox ${c.name}: ${k}=${sc[k]} not shown`);
+        }
+        for (const f of sc.failed_checks || []) ok(t.includes(f.replace(/_/g, " ")), `sandbox ${c.name}: failed check ${f} not shown`);
+      }
+      noSecrets(`sandbox ${c.name}`, await dom(frame), [cfg.argSecret]);
+      ok(problems.length === 0, `sandbox ${c.name}: console errors: ${problems.join(" | ")}`);
+      if (c.shot) await shot(page, c.shot);
+      await context.close();
+      console.log(`ok: sandbox run card, ${c.name}: ${shown}`);
+    }
+    const q = await server.request("tools/call", { name: "list_needs_attention", arguments: {} });
+    const args = { attention_id: q.structuredContent.items[0].id };
+    const item = await server.request("tools/call", { name: "get_attention_item", arguments: args });
+    const { context, page, frame, problems } = await open(server, await server.card("get_attention_item"), args, item);
+    const before = { calls: server.calls.length, forms: server.elicitations.length };
+    await frame.getByRole("button", { name: "Escalate" }).click();
+    await frame.waitForFunction(() => document.getElementById("card").innerText.includes("escalated"));
+    const calls = server.calls.slice(before.calls);
+    ok(calls.length === 1 && calls[0].name === "app_escalate_attention", `sandbox escalate: tools/calls ${JSON.stringify(calls.map((x) => x.name))}`);
+    ok(server.elicitations.length === before.forms + 1, "sandbox escalate: one confirmation form");
+    ok(problems.length === 0, `sandbox attention: console errors: ${problems.join(" | ")}`);
+    await shot(page, "apps-sandbox-attention-decided.png");
+    await context.close();
+    console.log("ok: sandbox attention card: escalate decided");
   } finally {
     await server.close();
   }
