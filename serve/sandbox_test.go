@@ -267,7 +267,12 @@ func TestSandboxListing(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("names %v", names)
 	}
+	// get_workflow never certifies (no Flow, even with --policy).
+	s.srv.opts.Policy = "standard"
 	d := s.call(toolGetWorkflow, map[string]any{"workflow": "sandbox_invalid_inputs"})
+	if c, _ := d["certification"].(map[string]any); c["message"] != certNotEvaluated {
+		t.Errorf("certification %v", d["certification"])
+	}
 	if d["id"] != sandboxWorkflowID(sandboxInvalid) || !strings.Contains(toJSONString(d["parameters"]), `"enum":["routine","urgent"]`) {
 		t.Errorf("get_workflow %v", d)
 	}
