@@ -80,7 +80,7 @@ echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 for nm in "${names[@]}"; do
   printf 'median %-10s %6.3f s wall  %6.3f s CPU  max RSS %s KiB\n' "$nm" "$(col "$nm" 1 | med)" "$(col "$nm" 2 | med)" "$(col "$nm" 3 | sort -n | tail -1)"
 done
-printf 'verify / lower bound: %.2fx wall, %.2fx CPU (target <= 1.3x)\n' "$(ratio verify lower 1)" "$(ratio verify lower 2)"
+printf 'verify / lower bound: %.2fx wall, %.2fx CPU (target <= 1.1x)\n' "$(ratio verify lower 1)" "$(ratio verify lower 2)"
 if [ -n "$flowpy" ]; then
   printf 'Flow / verify:        %.1fx wall, %.1fx CPU (target >= 12x)\n' "$(ratio flow verify 1)" "$(ratio flow verify 2)"
 fi

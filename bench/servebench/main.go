@@ -128,9 +128,26 @@ func main() {
 	if len(lbWall) > 0 {
 		fmt.Printf("lower bound (lowerbound -stat, whole process, before each warm start): median %v (min %v max %v), process CPU median %v\n", median(lbWall), slices.Min(lbWall), slices.Max(lbWall), median(lbCPU))
 	}
-	if *lists > 0 {
-		listBench(*bin, args, env, *lists)
+	// One machine-readable line for bench/serve-scale.sh (ms, KiB; 0 when
+	// not measured).
+	ms := func(d []time.Duration) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		return float64(median(d)) / 1e6
 	}
+	kib := func(v []int) int {
+		if len(v) == 0 {
+			return 0
+		}
+		return slices.Max(v)
+	}
+	listP50 := 0.0
+	if *lists > 0 {
+		listP50 = float64(listBench(*bin, args, env, *lists, *mode == "catalog")) / 1e6
+	}
+	fmt.Printf("RESULT mode=%s warm_ms=%.1f warm_cpu_ms=%.1f warm_rss_kib=%d cold_ms=%.1f cold_cpu_ms=%.1f cold_rss_kib=%d lb_ms=%.1f lb_cpu_ms=%.1f list_p50_ms=%.3f\n",
+		*mode, ms(warm), ms(warmCPU), kib(warmRSS), ms(cold), ms(coldCPU), kib(coldRSS), ms(lbWall), ms(lbCPU), listP50)
 
 	if *mode != "per-workflow" && *mode != "catalog" || *reads+*runs == 0 {
 		return
@@ -190,11 +207,15 @@ func main() {
 	}
 }
 
-// listBench times list_workflows round trips with the default arguments
-// (the first page where the tool pages) after 10 warm-up calls.
-func listBench(bin string, args, env []string, n int) {
+// listBench times list_workflows round trips (search_workflows in catalog
+// mode, which has no list_workflows) with the default arguments (the first
+// page where the tool pages) after 10 warm-up calls.
+func listBench(bin string, args, env []string, n int, catalog bool) time.Duration {
 	c, stop := session(bin, args, env)
-	call := `{"name":"list_workflows","arguments":{}}`
+	call, tool := `{"name":"list_workflows","arguments":{}}`, "list_workflows"
+	if catalog { // the catalog's list is search_workflows
+		call, tool = `{"name":"search_workflows","arguments":{}}`, "search_workflows"
+	}
 	reply := ""
 	for range 10 {
 		reply = c.call("tools/call", call)
@@ -207,10 +228,11 @@ func listBench(bin string, args, env []string, n int) {
 	}
 	rss := stop()
 	errText := ""
-	if strings.Contains(reply, `"isError":true`) {
+	if strings.Contains(reply, `"isError":true`) || strings.Contains(reply, `"error":{`) {
 		errText = " (an error result: " + reply[:min(len(reply), 300)] + ")"
 	}
-	fmt.Printf("list_workflows (default arguments): p50 %v p90 %v over %d, reply %d bytes, session peak RSS %d KiB%s\n", median(times), pct(times, 90), n, len(reply), rss, errText)
+	fmt.Printf("%s (default arguments): p50 %v p90 %v over %d, reply %d bytes, session peak RSS %d KiB%s\n", tool, median(times), pct(times, 90), n, len(reply), rss, errText)
+	return median(times)
 }
 
 // readBench times get_workflow round trips side by side, call by call in
