@@ -84,7 +84,16 @@ type Candidate struct {
 // or unreadable gives an error wrapping [ErrRoot]. Callers that load the candidates themselves (serve's
 // verified-digest cache) use [Load] and [RefusedSymlink] and then
 // [SuffixIDs], so discovery has one rule.
-func Candidates(root string) ([]Candidate, error) {
+func Candidates(root string) ([]Candidate, error) { return CandidatesKnown(root, nil) }
+
+// CandidatesKnown is [Candidates] for a caller that has just looked inside
+// some child folders itself: a child folder for which marked reports true
+// is taken as holding a marker without looking again (serve's digest cache
+// has just stat'ed every entry of each cached folder, the marker
+// included). Every other child is looked at as [Candidates] does, so the
+// result is the same as long as marked is only true for a folder whose
+// marker was just seen.
+func CandidatesKnown(root string, marked func(dir string) bool) ([]Candidate, error) {
 	fi, err := os.Lstat(root)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
@@ -95,10 +104,12 @@ func Candidates(root string) ([]Candidate, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: not a folder", ErrRoot)
 	}
-	return candidates(root)
+	return candidatesKnown(root, marked)
 }
 
-func candidates(root string) ([]Candidate, error) {
+func candidates(root string) ([]Candidate, error) { return candidatesKnown(root, nil) }
+
+func candidatesKnown(root string, marked func(string) bool) ([]Candidate, error) {
 	isBundle, err := hasMarker(root)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRoot, sanitize(err))
@@ -121,6 +132,10 @@ func candidates(root string) ([]Candidate, error) {
 				out = append(out, Candidate{Dir: child, Symlink: true})
 			}
 		case e.IsDir():
+			if marked != nil && marked(child) {
+				out = append(out, Candidate{Dir: child})
+				continue
+			}
 			ok, err := hasMarker(child)
 			if ok || err != nil {
 				// An unreadable child is reported (as not_a_bundle) rather

@@ -532,6 +532,23 @@ func (rc *rootCache) checkAll() {
 	parallel(cbs, func(cb *cachedBundle) { cb.unchanged = checkSnapshot(cb.Dir, cb.Files, cb.Ident) })
 }
 
+// markerSeen reports whether checkAll has just found dir's recorded
+// identity unchanged with a bundle marker among its top-level entries
+// (workflow.json or workflow.json.enc), i.e. whether a stat just saw the
+// marker; false for anything else, including a nil cache.
+func (rc *rootCache) markerSeen(dir string) bool {
+	cb := rc.entry(dir)
+	if cb == nil || !cb.unchanged {
+		return false
+	}
+	for rel := range strings.SplitSeq(cb.Files, "\n") {
+		if rel == "workflow.json" || rel == "workflow.json.enc" {
+			return true
+		}
+	}
+	return false
+}
+
 // entry returns the cache's entry for the candidate dir, or nil.
 func (rc *rootCache) entry(dir string) *cachedBundle {
 	if rc == nil || rc.byDir == nil {

@@ -131,3 +131,49 @@ func TestReadOnlyWritesNoState(t *testing.T) {
 		t.Fatalf("unsafe cache folder used or changed: %d entries, mode %v", len(ents), fi.Mode())
 	}
 }
+
+// A warm start takes a cached folder as a bundle without looking for its
+// marker again only when the check has just seen the marker: a folder
+// whose workflow.json is gone is no bundle at the next start, and
+// markerSeen is false for anything but an unchanged entry listing one.
+func TestWarmStartMarkerGone(t *testing.T) {
+	setRacyWindow(t, -time.Hour) // cache what was just written (not parallel: a global)
+	e := newEnv(t)
+	dir := e.demo("demo", testBundle{salt: "m1"})
+	e.demo("other", testBundle{salt: "m2"})
+	o := e.opts()
+	o.AllowRun = true
+	served := func() int { return len(start(t, o).srv.catalog.cat.workflows) }
+	if n := served(); n != 2 {
+		t.Fatalf("cold start serves %d workflows", n)
+	}
+	if n := served(); n != 2 {
+		t.Fatalf("warm start serves %d workflows", n)
+	}
+	if c, err := os.ReadFile(filepath.Join(o.CacheDir, filepath.Base(start(t, o).srv.runs.loader.cachePath(e.bundles)))); err != nil || !strings.Contains(string(c), "workflow.json") {
+		t.Fatalf("the first start cached nothing: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "workflow.json")); err != nil {
+		t.Fatal(err)
+	}
+	// Not a bundle any more: not served at all (not even as unavailable).
+	if n := served(); n != 1 {
+		t.Fatalf("after the marker was removed: %d workflows served, want 1", n)
+	}
+
+	var nilCache *rootCache
+	rc := &rootCache{byDir: map[string]*cachedBundle{
+		"/r/plain":   {Files: ".\nmanifest.json\nworkflow.json", unchanged: true},
+		"/r/sealed":  {Files: ".\ntemplates\nworkflow.json.enc", unchanged: true},
+		"/r/changed": {Files: ".\nworkflow.json"},
+		"/r/none":    {Files: ".\ntemplates\ntemplates/workflow.json", unchanged: true},
+	}}
+	for dir, want := range map[string]bool{"/r/plain": true, "/r/sealed": true, "/r/changed": false, "/r/none": false, "/r/unknown": false} {
+		if got := rc.markerSeen(dir); got != want {
+			t.Errorf("markerSeen(%s) = %v, want %v", dir, got, want)
+		}
+	}
+	if nilCache.markerSeen("/r/plain") {
+		t.Error("a nil cache saw a marker")
+	}
+}

@@ -67,18 +67,13 @@ func (s *bundleLoader) discover() ([]*workflow, int) {
 			root = r
 		}
 		// The cache is read and every entry's folder identity checked (the
-		// per-file stat, on every core) while the root is listed: neither
-		// needs the other, and the listing is one core's work. An entry is
-		// used only for a folder the listing then offers as a candidate.
-		var rc *rootCache
-		checked := make(chan struct{})
-		go func() {
-			defer close(checked)
-			rc = s.openRootCache(root)
-			rc.checkAll()
-		}()
-		cands, err := rootCandidates(root)
-		<-checked
+		// per-file stat, on every core) before the root is listed: a
+		// folder whose check just stat'ed its marker needs no second look
+		// for it (one lstat fewer per cached bundle). An entry is used only
+		// for a folder the listing then offers as a candidate.
+		rc := s.openRootCache(root)
+		rc.checkAll()
+		cands, err := rootCandidates(root, rc.markerSeen)
 		if err != nil {
 			fmt.Fprintln(s.stderr, "serve: a bundles directory could not be read; its workflows are not served")
 			continue
@@ -214,8 +209,8 @@ var testOnlyLoadHook func(dir string)
 // order of the child names. Links in the root (.claude/skills/<name> points
 // into ~/.agents/skills) are refused as bundle discovery refuses them,
 // never followed.
-func rootCandidates(root string) ([]bundle.Candidate, error) {
-	cands, err := bundle.Candidates(root)
+func rootCandidates(root string, marked func(dir string) bool) ([]bundle.Candidate, error) {
+	cands, err := bundle.CandidatesKnown(root, marked)
 	if err != nil || (len(cands) == 1 && cands[0].Dir == root) {
 		return cands, err
 	}
