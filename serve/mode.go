@@ -59,3 +59,31 @@ func (o Options) applyMode() (Options, error) {
 	}
 	return o, &ConfigError{Msg: "--mode must be sandbox, production, or attended", Flag: true}
 }
+
+// sandboxFlags refuses, in the sandbox, every flag that only means something
+// for real workflows run by Flow: the sandbox would ignore it, and a person
+// who typed --allow-attended-actions or --url expects real runs, not
+// synthetic ones. Naming the flag and the way to real runs fails closed
+// instead of serving something other than what was asked for.
+func (o Options) sandboxFlags() error {
+	for _, c := range []struct {
+		set  bool
+		flag string
+	}{
+		{o.AllowAttendedActions, "--allow-attended-actions"},
+		{o.AllowProtectedExport, "--allow-protected-export"},
+		{o.AllowSyntheticRecordedDefaults, "--allow-synthetic-recorded-defaults"},
+		{o.AllowURLOverride, "--allow-url-override"},
+		{o.AllowModelGrounding, "--allow-model-grounding"},
+		{o.URL != "", "--url"},
+		{o.Config != "", "--config"},
+		{o.Policy != "", "--policy"},
+		{len(o.ExtraRunArgs) > 0, "--extra-run-arg"},
+		{o.Headed, "--headed"},
+	} {
+		if c.set {
+			return configErrorf("%s needs real workflows, and this is the sandbox (no --bundles, --allow-run, --tutorial or --authoring): add --bundles with --allow-run or --mode production|attended, or drop %s", c.flag, c.flag)
+		}
+	}
+	return nil
+}

@@ -109,3 +109,33 @@ func TestModePresets(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxRefusesRealRunFlags: in the sandbox (no --bundles, --allow-run,
+// --tutorial or --authoring, with or without --mode sandbox) a flag that
+// only means something for real runs stops startup naming it, instead of
+// being ignored by a server that runs nothing real.
+func TestSandboxRefusesRealRunFlags(t *testing.T) {
+	t.Parallel()
+	for flag, set := range map[string]func(*Options){
+		"--allow-attended-actions":            func(o *Options) { o.AllowAttendedActions = true },
+		"--allow-protected-export":            func(o *Options) { o.AllowProtectedExport = true },
+		"--allow-synthetic-recorded-defaults": func(o *Options) { o.AllowSyntheticRecordedDefaults = true },
+		"--allow-url-override":                func(o *Options) { o.AllowURLOverride = true },
+		"--allow-model-grounding":             func(o *Options) { o.AllowModelGrounding = true },
+		"--url":                               func(o *Options) { o.URL = "https://example.test/" },
+		"--config":                            func(o *Options) { o.Config = "deploy.yaml" },
+		"--policy":                            func(o *Options) { o.Policy = "standard" },
+		"--extra-run-arg":                     func(o *Options) { o.ExtraRunArgs = []string{"--x"} },
+		"--headed":                            func(o *Options) { o.Headed = true },
+	} {
+		for _, mode := range []string{"", ModeSandbox} {
+			o := Options{Sandbox: mode == "", Mode: mode, RunsDir: t.TempDir()}
+			set(&o)
+			_, err := New(o, nil)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Flag || !strings.Contains(ce.Msg, flag) || !strings.Contains(ce.Msg, "sandbox") {
+				t.Errorf("mode %q, %s: New = %v, want a configuration error naming the flag and the sandbox", mode, flag, err)
+			}
+		}
+	}
+}

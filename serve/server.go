@@ -77,8 +77,9 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 		opts.Sandbox = true
 	}
 	if opts.Sandbox {
-		// The sandbox has no protected data to export.
-		opts.AllowProtectedExport = false
+		if err := opts.sandboxFlags(); err != nil {
+			return nil, err
+		}
 		if opts.SandboxEngine == EngineAuto {
 			return newAutoSandbox(opts, stderr)
 		}
