@@ -103,18 +103,21 @@ func cardFor(d toolDef) string {
 	return ""
 }
 
-// appsClient reports whether the session's client advertised the Apps
-// extension with the cards' MIME type in its initialize request.
-func appsClient(sess mcp.Session) bool {
-	ss, ok := sess.(*mcp.ServerSession)
-	if !ok || ss == nil {
+// appsClient reports whether the client of req advertised the Apps
+// extension with the cards' MIME type: in its initialize request, or for a
+// 2026-07-28 request in the request's own client capabilities.
+func appsClient(req mcp.Request) bool {
+	r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	})
+	if !ok || r == nil {
 		return false
 	}
-	p := ss.InitializeParams()
-	if p == nil || p.Capabilities == nil {
+	caps := r.ClientCapabilities()
+	if caps == nil {
 		return false
 	}
-	ext, ok := p.Capabilities.Extensions[appsExtension].(map[string]any)
+	ext, ok := caps.Extensions[appsExtension].(map[string]any)
 	if !ok {
 		return false
 	}

@@ -271,6 +271,22 @@ func TestAppsToolsListStdio(t *testing.T) {
 			t.Fatalf("apps %v: card link listed %v", apps, got)
 		}
 	}
+	// A 2026-07-28 request carries its client's capabilities itself.
+	srv, err := New(a.opts(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	r := rawSessionCaps(t, srv, true, `{}`)
+	meta := func(caps string) string {
+		return `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}`
+	}
+	if page := r.call("tools/list", meta(`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`)); !strings.Contains(page, `"name":"app_escalate_attention"`) {
+		t.Fatalf("2026-07-28 Apps request: %.300s", page)
+	}
+	if page := r.call("tools/list", meta(`{}`)); strings.Contains(page, `"name":"app_escalate_attention"`) || strings.Contains(page, `"ui":`) {
+		t.Fatalf("2026-07-28 plain request: %.300s", page)
+	}
 }
 
 // rawSessionCaps is a raw JSON-RPC session whose initialize carries caps;

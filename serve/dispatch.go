@@ -53,7 +53,7 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 		rec := &auditRec{}
 		name := ctr.Params.Name
 		// An app-only tool is unknown to a client that was never told of it.
-		if e, known := s.reg.tools[name]; !known || (e.appOnly && !appsClient(ctr.Session)) {
+		if e, known := s.reg.tools[name]; !known || (e.appOnly && !appsClient(ctr)) {
 			f := unknownTool(name, s.opts.runsEnabled())
 			if f == nil {
 				s.audit.call(ctr.Session, rec, start, true)

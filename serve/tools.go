@@ -356,7 +356,7 @@ func (s *Server) listTools(req mcp.Request, res mcp.Result, err error) (mcp.Resu
 	if !ok || err != nil {
 		return res, err
 	}
-	apps := appsClient(req.GetSession())
+	apps := appsClient(req)
 	wire := func(page []*mcp.Tool) []*mcp.Tool { return s.reg.wireTools(page, apps) }
 	if t := s.conn.Load(); t != nil {
 		if page := s.reg.pages.page(lr.Tools, apps, wire); page != nil && t.Rewrite(req, func(result []byte) [][]byte {
