@@ -139,3 +139,25 @@ func TestSandboxRefusesRealRunFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAppOnlyNeedsAttendedActions: --attended-actions app-only outside the
+// sandbox without --allow-attended-actions would narrow nothing, so it is a
+// configuration error naming both flags; in the sandbox it is accepted.
+func TestAppOnlyNeedsAttendedActions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := e.opts()
+	o.AttendedActions = AttendedAppOnly
+	_, err := New(o, nil)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Flag || !strings.Contains(ce.Msg, "--attended-actions app-only") || !strings.Contains(ce.Msg, "--allow-attended-actions") {
+		t.Fatalf("New = %v, want a configuration error naming both flags", err)
+	}
+	so := sandboxOpts(t, t.TempDir())
+	so.AttendedActions = AttendedAppOnly
+	s, err := New(so, nil)
+	if err != nil {
+		t.Fatalf("sandbox with app-only: %v", err)
+	}
+	s.Close()
+}

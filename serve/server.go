@@ -96,6 +96,12 @@ func New(opts Options, stderr io.Writer) (*Server, error) {
 	if opts.AttendedActions != AttendedBoth && opts.AttendedActions != AttendedAppOnly {
 		return nil, &ConfigError{Msg: "--attended-actions must be both or app-only", Flag: true}
 	}
+	// app-only narrows the attended tools; outside the sandbox (whose
+	// attention item has its own actions) there are none without
+	// --allow-attended-actions, so the flag would silently do nothing.
+	if opts.AttendedActions == AttendedAppOnly && !opts.AllowAttendedActions && !opts.Sandbox {
+		return nil, configErrorf("--attended-actions app-only needs --allow-attended-actions (or --mode attended): without it there are no attended actions to narrow")
+	}
 	if opts.RunWait < 1 || opts.RunWait > 3600 {
 		return nil, &ConfigError{Msg: "--run-wait must be an integer from 1 to 3600", Flag: true}
 	}
