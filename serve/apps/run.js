@@ -10,7 +10,9 @@
       main.appendChild(o.el("p", "muted", "This result has nothing the card can show."));
       return;
     }
-    main.appendChild(o.el("h1", "", sc.workflow_id ? "Workflow " + o.str(sc.workflow_id) : "Run"));
+    var title = o.el("h1", "", sc.workflow_id ? "Workflow " + o.str(sc.workflow_id) : "Run");
+    main.appendChild(title);
+    if (typeof sc.workflow_id === "string" && sc.workflow_id) name(sc.workflow_id, title);
     if (sc.error && typeof sc.error === "object") {
       o.failure(main, sc);
     } else {
@@ -60,6 +62,30 @@
       main.appendChild(o.el("p", "muted", "Running: this card updates when the run ends."));
       poll(sc.run_id);
     }
+  }
+
+  // name shows the workflow's display name (the operator's label, else its
+  // workflow card's name) in place of the opaque id, asked once per id from
+  // get_workflow through the host; without one, or without an answer, the
+  // id stays.
+  var names = {};
+  function name(id, title) {
+    var known = names[id];
+    if (typeof known === "string") {
+      if (known) title.textContent = known;
+      return;
+    }
+    if (known) {
+      known.then(function () { name(id, title); });
+      return;
+    }
+    names[id] = o.callTool("get_workflow", { workflow: id }).then(function (r) {
+      var w = r && r.structuredContent;
+      names[id] = w && typeof w === "object" && w.id === id ? (o.str(w.label) || o.str(w.name)) : "";
+    }, function () {
+      names[id] = "";
+    });
+    names[id].then(function () { name(id, title); });
   }
 
   // poll long-polls get_run_report through the host while the run runs.

@@ -296,6 +296,13 @@ if (cfg.sandbox) {
         await frame.waitForFunction((want) => { const b = document.querySelector("#card .badge"); return b && b.textContent === want; }, c.final, { timeout: 20000 });
         ok(server.calls.some((x) => x.name === "get_run_report" && x.arguments.wait_ms > 0), `sandbox ${c.name}: no live long-poll`);
       }
+      // A result that names its workflow is titled with the workflow's
+      // display name, asked from get_workflow.
+      if (sc.workflow_id) {
+        ok(sc.workflow_id === ids["sandbox_" + c.name], `sandbox ${c.name}: the result names another workflow`);
+        await frame.waitForFunction((want) => { const h = document.querySelector("#card h1"); return h && h.textContent === want; }, "sandbox_" + c.name, { timeout: 20000 });
+        ok(server.calls.some((x) => x.name === "get_workflow" && x.arguments.workflow === sc.workflow_id), `sandbox ${c.name}: the card did not ask for the workflow's name`);
+      }
       const t = await text(frame);
       const shown = c.final || sc.status || (sc.error && sc.error.code);
       ok(shown && t.includes(shown), `sandbox ${c.name}: ${shown} not shown: ${t}`);
